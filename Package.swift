@@ -1,0 +1,47 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "Strata",
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
+    products: [
+        .library(name: "Strata", targets: ["Strata"]),
+        .executable(name: "strata", targets: ["StrataCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite3"])]
+        ),
+        .systemLibrary(
+            name: "CLZ4",
+            pkgConfig: "liblz4",
+            providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]
+        ),
+        .target(
+            name: "Strata",
+            dependencies: [
+                "CSQLite",
+                "CLZ4",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "StrataCLI",
+            dependencies: [
+                "Strata",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "StrataTests",
+            dependencies: ["Strata"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,67 @@
+import Foundation
+
+/// One word of a full-text query.
+struct FullTextTerm: Sendable, Hashable {
+    let token: String
+    let isPrefix: Bool
+
+    func matches(_ tokens: Set<String>) -> Bool {
+        isPrefix ? tokens.contains { $0.hasPrefix(token) } : tokens.contains(token)
+    }
+}
+
+/// Full-text tokenization that mirrors SQLite FTS5's default `unicode61` tokenizer: letters,
+/// numbers and private-use characters form tokens; everything else separates them; tokens are
+/// case-folded and Latin diacritics removed. The same terms are sent to FTS5 as quoted tokens, so
+/// SQL and in-memory matching agree.
+enum FullText {
+    static func tokens(of text: String) -> [String] {
+        var tokens: [String] = []
+        var current = String.UnicodeScalarView()
+        func flush() {
+            if !current.isEmpty {
+                tokens.append(fold(String(current)))
+                current.removeAll()
+            }
+        }
+        for scalar in text.unicodeScalars {
+            if isTokenCharacter(scalar) { current.append(scalar) } else { flush() }
+        }
+        flush()
+        return tokens
+    }
+
+    static func terms(of query: String) -> [FullTextTerm] {
+        var terms: [FullTextTerm] = []
+        for word in query.split(whereSeparator: \.isWhitespace) {
+            let isPrefix = word.hasSuffix("*")
+            let words = tokens(of: String(word))
+            for (index, token) in words.enumerated() {
+                terms.append(FullTextTerm(token: token, isPrefix: isPrefix && index == words.count - 1))
+            }
+        }
+        return terms
+    }
+
+    /// The FTS5 query: each token double-quoted (so no FTS5 syntax can be injected), prefix terms
+    /// followed by `*`, all joined with AND.
+    static func matchExpression(_ terms: [FullTextTerm]) -> String {
+        terms.map { "\"" + $0.token.replacingOccurrences(of: "\"", with: "\"\"") + "\"" + ($0.isPrefix ? "*" : "") }
+            .joined(separator: " AND ")
+    }
+
+    private static func isTokenCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
+             .decimalNumber, .letterNumber, .otherNumber, .privateUse:
+            return true
+        default:
+            return false
+        }
+    }
+
+    private static func fold(_ token: String) -> String {
+        if token.utf8.allSatisfy({ $0 < 0x80 }) { return token.lowercased() }
+        return token.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).lowercased()
+    }
+}

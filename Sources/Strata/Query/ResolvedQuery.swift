@@ -1,0 +1,67 @@
+import Foundation
+
+/// A ``Query`` checked against its entity's schema, able to render SQL and to run in memory.
+struct ResolvedQuery: Sendable {
+    let schema: EntitySchema
+    let filter: ResolvedFilter
+    let sort: [(position: Int, ascending: Bool)]
+    let limit: Int?
+    let offset: Int
+
+    init<E: Entity>(_ query: Query<E>, schema: EntitySchema) throws {
+        self.schema = schema
+        self.filter = try ResolvedFilter(query.filter, schema: schema)
+        self.sort = try query.sortKeys.map { (try schema.requirePosition(of: $0.attribute), $0.isAscending) }
+        self.limit = query.limit
+        self.offset = max(0, query.offset)
+    }
+
+    init(schema: EntitySchema, filter: Filter) throws {
+        self.schema = schema
+        self.filter = try ResolvedFilter(filter, schema: schema)
+        self.sort = []
+        self.limit = nil
+        self.offset = 0
+    }
+
+    var selectList: String { schema.attributes.map(\.column.quotedIdentifier).joined(separator: ", ") }
+
+    /// `SELECT <columns> FROM <table> WHERE … ORDER BY … LIMIT … OFFSET …`.
+    func selectSQL(columns: String? = nil, window: Bool = true) -> (String, [DatabaseValue]) {
+        let (condition, filterArguments) = filter.sql()
+        var arguments = filterArguments
+        var sql = "SELECT \(columns ?? selectList) FROM \(schema.table.quotedIdentifier)"
+        if !filter.isAlwaysTrue { sql += " WHERE " + condition }
+        let keys = sort.map { schema.attributes[$0.position].column.quotedIdentifier + ($0.ascending ? " ASC" : " DESC") }
+            + [schema.primaryKey.column.quotedIdentifier + " ASC"]
+        sql += " ORDER BY " + keys.joined(separator: ", ")
+        if window, limit != nil || offset > 0 {
+            sql += " LIMIT ? OFFSET ?"
+            arguments.append(.integer(Int64(limit ?? -1)))
+            arguments.append(.integer(Int64(offset)))
+        }
+        return (sql, arguments)
+    }
+
+    /// Orders rows as the SQL `ORDER BY` does (sort keys, then primary key ascending).
+    func areInIncreasingOrder(_ lhs: [DatabaseValue], _ rhs: [DatabaseValue]) -> Bool {
+        for (position, ascending) in sort {
+            let order = DatabaseValue.compare(lhs[position], rhs[position])
+            if order != 0 { return ascending ? order < 0 : order > 0 }
+        }
+        return DatabaseValue.compare(lhs[schema.primaryKeyIndex], rhs[schema.primaryKeyIndex]) < 0
+    }
+
+    /// Filters, sorts and windows rows in memory exactly as the SQL would.
+    func evaluate(_ rows: [[DatabaseValue]]) -> [[DatabaseValue]] {
+        let matching = filter.isAlwaysTrue ? rows : rows.filter(filter.matches)
+        return window(matching.sorted(by: areInIncreasingOrder))
+    }
+
+    func window<T>(_ sorted: [T]) -> [T] {
+        guard offset > 0 || limit != nil else { return sorted }
+        let start = min(offset, sorted.count)
+        let end = limit.map { min(sorted.count, start + max(0, $0)) } ?? sorted.count
+        return Array(sorted[start..<end])
+    }
+}

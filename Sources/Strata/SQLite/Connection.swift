@@ -1,0 +1,158 @@
+import CSQLite
+import Foundation
+
+/// One SQLite connection.
+///
+/// Deliberately not `Sendable`: a connection is confined to the serial queue that owns it (the
+/// root store's queue). It caches prepared statements by SQL and can report every statement it
+/// runs to an observer (SQLite's `sqlite3_trace_v2`), which the tests use to assert on SQL.
+final class Connection {
+    let handle: OpaquePointer
+    let path: String
+    let publicArguments: Bool
+    private var statementCache: [String: Statement] = [:]
+    private var traceBox: Unmanaged<TraceBox>?
+    var savepointDepth = 0
+    static let statementCacheLimit = 256
+
+    struct Options {
+        var readOnly = false
+        var synchronous: StoreConfiguration.Synchronous = .normal
+        var busyTimeout: TimeInterval = 5
+        var publicArguments = false
+        var incrementalAutoVacuum = false
+    }
+
+    init(path: String, options: Options) throws {
+        var db: OpaquePointer?
+        let flags = (options.readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+            | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        let code = sqlite3_open_v2(path, &db, flags, nil)
+        guard code == SQLITE_OK, let db else {
+            var error = SQLiteResult.error(code: code, db: db, path: path)
+            error.message = "cannot open the database: \(error.message)"
+            sqlite3_close_v2(db)
+            throw error
+        }
+        self.handle = db
+        self.path = path
+        self.publicArguments = options.publicArguments
+        do {
+            try configure(options)
+        } catch var error as StrataError {
+            statementCache.removeAll()
+            sqlite3_close_v2(db)
+            error.path = path
+            if error.code == .notADatabase { error.message = "the file is not an SQLite database" }
+            throw error
+        }
+    }
+
+    private func configure(_ options: Options) throws {
+        try check(sqlite3_busy_timeout(handle, Int32(options.busyTimeout * 1000)))
+        // Reading the schema first makes a non-database file fail here, with a clear error.
+        _ = try prepare("SELECT count(*) FROM sqlite_master", cached: false).rows()
+        if options.readOnly { return }
+        if options.incrementalAutoVacuum { try execute("PRAGMA auto_vacuum = INCREMENTAL") }
+        let mode = try prepare("PRAGMA journal_mode = WAL", cached: false).rows().first?.first
+        if mode != .text("wal") {
+            throw StrataError(.sqlite, "cannot switch the database to WAL mode (got \(mode ?? .null))", path: path)
+        }
+        try execute("PRAGMA synchronous = \(options.synchronous == .full ? "FULL" : "NORMAL")")
+        try execute("PRAGMA foreign_keys = ON")
+    }
+
+    deinit {
+        statementCache.removeAll()
+        sqlite3_close_v2(handle)
+        traceBox?.release()
+    }
+
+    // MARK: Checked calls
+
+    func check(_ code: Int32, sql: String? = nil, arguments: [DatabaseValue]? = nil) throws {
+        try SQLiteResult.check(code, db: handle, sql: sql, arguments: redacted(arguments), path: path)
+    }
+
+    func error(code: Int32, sql: String?, arguments: [DatabaseValue]?) -> StrataError {
+        SQLiteResult.error(code: code, db: handle, sql: sql, arguments: redacted(arguments), path: path)
+    }
+
+    private func redacted(_ arguments: [DatabaseValue]?) -> [DatabaseValue]? {
+        publicArguments ? arguments : nil
+    }
+
+    // MARK: Statements
+
+    /// Returns a prepared statement for `sql`, from the cache when `cached` (persistent prepare).
+    func prepare(_ sql: String, cached: Bool = true) throws -> Statement {
+        if cached, let statement = statementCache[sql] { return statement }
+        let statement = try Statement(connection: self, sql: sql, persistent: cached)
+        if cached {
+            // Bounded: SQL built from variable-length ID lists must not grow the cache forever.
+            if statementCache.count >= Self.statementCacheLimit { statementCache.removeAll(keepingCapacity: true) }
+            statementCache[sql] = statement
+        }
+        return statement
+    }
+
+    /// Runs one or more SQL statements that return no rows.
+    func execute(_ sql: String) throws {
+        var message: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &message)
+        if code != SQLITE_OK {
+            var error = self.error(code: code, sql: sql, arguments: nil)
+            if let message { error.message = String(cString: message) }
+            sqlite3_free(message)
+            throw error
+        }
+    }
+
+    /// Runs a single statement with arguments, through the statement cache.
+    func execute(_ sql: String, _ arguments: [DatabaseValue]) throws {
+        try prepare(sql).run(arguments)
+    }
+
+    /// All rows of a single statement.
+    func rows(_ sql: String, _ arguments: [DatabaseValue] = [], cached: Bool = true) throws -> [[DatabaseValue]] {
+        try prepare(sql, cached: cached).rows(arguments)
+    }
+
+    var changes: Int { Int(sqlite3_changes(handle)) }
+    var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+    var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// Interrupts the statement running now, from any thread (`sqlite3_interrupt`).
+    func interrupt() { sqlite3_interrupt(handle) }
+
+    /// The largest number of `?` parameters one statement may hold.
+    var maxVariableCount: Int { Int(sqlite3_limit(handle, SQLITE_LIMIT_VARIABLE_NUMBER, -1)) }
+
+    // MARK: Tracing
+
+    /// Reports the SQL of every statement as it starts running (`sqlite3_trace_v2`).
+    func setTrace(_ observer: (@Sendable (String) -> Void)?) {
+        traceBox?.release()
+        traceBox = nil
+        guard let observer else {
+            sqlite3_trace_v2(handle, 0, nil, nil)
+            return
+        }
+        let box = Unmanaged.passRetained(TraceBox(observer))
+        traceBox = box
+        sqlite3_trace_v2(handle, UInt32(SQLITE_TRACE_STMT), { _, context, _, sqlPointer in
+            guard let context, let sqlPointer else { return 0 }
+            let sql = String(cString: sqlPointer.assumingMemoryBound(to: CChar.self))
+            // Statements run by triggers are reported as "-- comment" lines: skip them.
+            if !sql.hasPrefix("--") {
+                Unmanaged<TraceBox>.fromOpaque(context).takeUnretainedValue().observer(sql)
+            }
+            return 0
+        }, box.toOpaque())
+    }
+
+    private final class TraceBox {
+        let observer: @Sendable (String) -> Void
+        init(_ observer: @escaping @Sendable (String) -> Void) { self.observer = observer }
+    }
+}

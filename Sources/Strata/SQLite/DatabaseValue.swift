@@ -1,0 +1,208 @@
+import Foundation
+
+/// One SQLite value: NULL, a 64-bit integer, a double, UTF-8 text or a blob.
+///
+/// Strata stores every attribute as one of these (see ``AttributeType`` for the mapping) and
+/// compares them exactly as SQLite does, so a ``Filter`` gives the same answer in SQL and in memory.
+public enum DatabaseValue: Sendable, Hashable, CustomStringConvertible {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob(Data)
+
+    public var isNull: Bool {
+        if case .null = self { return true }
+        return false
+    }
+
+    public var description: String {
+        switch self {
+        case .null: return "NULL"
+        case .integer(let value): return String(value)
+        case .real(let value): return String(value)
+        case .text(let value): return "'" + value.replacingOccurrences(of: "'", with: "''") + "'"
+        case .blob(let value): return "x'" + value.map { String(format: "%02x", $0) }.joined() + "'"
+        }
+    }
+
+    /// The rank of SQLite's storage classes in comparisons: NULL < numbers < text < blob.
+    private var storageRank: Int {
+        switch self {
+        case .null: return 0
+        case .integer, .real: return 1
+        case .text: return 2
+        case .blob: return 3
+        }
+    }
+
+    /// Compares two values the way SQLite's BINARY collation does (`ORDER BY` semantics:
+    /// NULL first, integers and reals by numeric value, text and blobs byte by byte).
+    static func compare(_ lhs: DatabaseValue, _ rhs: DatabaseValue) -> Int {
+        switch (lhs, rhs) {
+        case (.integer(let a), .integer(let b)): return a < b ? -1 : (a == b ? 0 : 1)
+        case (.real(let a), .real(let b)): return a < b ? -1 : (a == b ? 0 : 1)
+        case (.integer(let a), .real(let b)): return -compareReal(b, withInteger: a)
+        case (.real(let a), .integer(let b)): return compareReal(a, withInteger: b)
+        case (.text(let a), .text(let b)): return compareBytes(a.utf8, b.utf8)
+        case (.blob(let a), .blob(let b)): return compareBytes(a, b)
+        default: return lhs.storageRank - rhs.storageRank
+        }
+    }
+
+    private static func compareReal(_ real: Double, withInteger integer: Int64) -> Int {
+        // Exact like SQLite: compare through Double only where Int64 converts exactly.
+        let converted = Double(integer)
+        if real < converted { return -1 }
+        if real > converted { return 1 }
+        if converted >= 9.2e18 || converted <= -9.2e18 {
+            // Near the ends of Int64 the Double may be rounded; settle on the integer side.
+            guard let exact = Int64(exactly: real) else { return real < 0 ? -1 : 1 }
+            return exact < integer ? -1 : (exact == integer ? 0 : 1)
+        }
+        return 0
+    }
+
+    private static func compareBytes<C: Collection>(_ a: C, _ b: C) -> Int where C.Element == UInt8 {
+        var left = a.makeIterator()
+        var right = b.makeIterator()
+        while true {
+            switch (left.next(), right.next()) {
+            case (nil, nil): return 0
+            case (nil, _): return -1
+            case (_, nil): return 1
+            case (let x?, let y?): if x != y { return x < y ? -1 : 1 }
+            }
+        }
+    }
+}
+
+/// A Swift value that converts to and from a ``DatabaseValue``: the attribute types Strata stores
+/// directly, usable as ``Filter`` operands and bulk-update values.
+public protocol DatabaseValueConvertible: Sendable {
+    /// The value as SQLite stores it.
+    var databaseValue: DatabaseValue { get }
+    /// Reads the value back, or returns nil when `databaseValue` does not hold this type.
+    static func fromDatabaseValue(_ databaseValue: DatabaseValue) -> Self?
+}
+
+extension DatabaseValue: DatabaseValueConvertible {
+    public var databaseValue: DatabaseValue { self }
+    public static func fromDatabaseValue(_ databaseValue: DatabaseValue) -> DatabaseValue? { databaseValue }
+}
+
+extension Bool: DatabaseValueConvertible {
+    public var databaseValue: DatabaseValue { .integer(self ? 1 : 0) }
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Bool? {
+        if case .integer(let int) = value { return int != 0 }
+        return nil
+    }
+}
+
+extension String: DatabaseValueConvertible {
+    public var databaseValue: DatabaseValue { .text(self) }
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> String? {
+        if case .text(let text) = value { return text }
+        return nil
+    }
+}
+
+extension Double: DatabaseValueConvertible {
+    public var databaseValue: DatabaseValue { .real(self) }
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Double? {
+        switch value {
+        case .real(let real): return real
+        case .integer(let int): return Double(int)
+        default: return nil
+        }
+    }
+}
+
+extension Float: DatabaseValueConvertible {
+    public var databaseValue: DatabaseValue { .real(Double(self)) }
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Float? {
+        Double.fromDatabaseValue(value).map(Float.init)
+    }
+}
+
+extension Data: DatabaseValueConvertible {
+    public var databaseValue: DatabaseValue { .blob(self) }
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Data? {
+        if case .blob(let data) = value { return data }
+        return nil
+    }
+}
+
+extension Date: DatabaseValueConvertible {
+    /// Dates are stored as REAL seconds since 2001-01-01 00:00:00 UTC (Foundation's reference
+    /// date), which round-trips every `Date` exactly and sorts chronologically.
+    public var databaseValue: DatabaseValue { .real(timeIntervalSinceReferenceDate) }
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Date? {
+        Double.fromDatabaseValue(value).map(Date.init(timeIntervalSinceReferenceDate:))
+    }
+}
+
+extension UUID: DatabaseValueConvertible {
+    /// UUIDs are stored as their canonical uppercase text, readable from the `sqlite3` shell.
+    public var databaseValue: DatabaseValue { .text(uuidString) }
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> UUID? {
+        if case .text(let text) = value { return UUID(uuidString: text) }
+        return nil
+    }
+}
+
+extension URL: DatabaseValueConvertible {
+    /// URLs are stored as their absolute string.
+    public var databaseValue: DatabaseValue { .text(absoluteString) }
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> URL? {
+        if case .text(let text) = value { return URL(string: text) }
+        return nil
+    }
+}
+
+extension Decimal: DatabaseValueConvertible {
+    /// Decimals are stored as exact text (`"12.50"` becomes `"12.5"`). Ordering comparisons on a
+    /// Decimal attribute therefore compare text, in SQL and in memory alike.
+    public var databaseValue: DatabaseValue { .text(description) }
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Decimal? {
+        if case .text(let text) = value { return Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) }
+        return nil
+    }
+}
+
+extension BinaryInteger where Self: DatabaseValueConvertible {
+    /// Integers are stored as SQLite's 64-bit INTEGER. A `UInt64` above `Int64.max` cannot be
+    /// stored; encoding one throws ``StrataError/Code/invalidValue``.
+    public var databaseValue: DatabaseValue { .integer(Int64(truncatingIfNeeded: self)) }
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Self? {
+        if case .integer(let int) = value { return Self(exactly: int) }
+        return nil
+    }
+}
+
+extension Int: DatabaseValueConvertible {}
+extension Int8: DatabaseValueConvertible {}
+extension Int16: DatabaseValueConvertible {}
+extension Int32: DatabaseValueConvertible {}
+extension Int64: DatabaseValueConvertible {}
+extension UInt: DatabaseValueConvertible {}
+extension UInt8: DatabaseValueConvertible {}
+extension UInt16: DatabaseValueConvertible {}
+extension UInt32: DatabaseValueConvertible {}
+extension UInt64: DatabaseValueConvertible {}
+
+extension Optional: DatabaseValueConvertible where Wrapped: DatabaseValueConvertible {
+    public var databaseValue: DatabaseValue { self?.databaseValue ?? .null }
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Wrapped?? {
+        if case .null = value { return .some(nil) }
+        return Wrapped.fromDatabaseValue(value).map { .some($0) }
+    }
+}
+
+extension RawRepresentable where Self: DatabaseValueConvertible, RawValue: DatabaseValueConvertible {
+    /// A `RawRepresentable` type stores its raw value.
+    public var databaseValue: DatabaseValue { rawValue.databaseValue }
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Self? {
+        RawValue.fromDatabaseValue(value).flatMap(Self.init(rawValue:))
+    }
+}

@@ -1,0 +1,104 @@
+import CSQLite
+import Foundation
+
+/// A prepared statement. Confined, like its ``Connection``, to the connection's queue.
+final class Statement {
+    let handle: OpaquePointer
+    let sql: String
+    private unowned let connection: Connection
+    private var arguments: [DatabaseValue] = []
+
+    init(connection: Connection, sql: String, persistent: Bool) throws {
+        var handle: OpaquePointer?
+        let flags = persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
+        try connection.check(sqlite3_prepare_v3(connection.handle, sql, -1, flags, &handle, nil), sql: sql)
+        guard let handle else {
+            throw StrataError(.misuse, "the SQL holds no statement", sql: sql)
+        }
+        self.handle = handle
+        self.sql = sql
+        self.connection = connection
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    var columnCount: Int { Int(sqlite3_column_count(handle)) }
+
+    func columnName(at index: Int) -> String { String(cString: sqlite3_column_name(handle, Int32(index))) }
+
+    /// Resets the statement and binds `values` to its parameters, in order.
+    func bind(_ values: [DatabaseValue]) throws {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        arguments = values
+        for (offset, value) in values.enumerated() {
+            try bind(value, at: Int32(offset + 1))
+        }
+    }
+
+    private func bind(_ value: DatabaseValue, at index: Int32) throws {
+        let code: Int32
+        switch value {
+        case .null: code = sqlite3_bind_null(handle, index)
+        case .integer(let int): code = sqlite3_bind_int64(handle, index, int)
+        case .real(let real): code = sqlite3_bind_double(handle, index, real)
+        case .text(let text): code = sqlite3_bind_text(handle, index, text, -1, strata_sqlite_transient())
+        case .blob(let data):
+            code = data.withUnsafeBytes { bytes in
+                // A zero-length blob must still bind as a blob, not NULL: pass a valid pointer.
+                sqlite3_bind_blob(handle, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
+                                  Int32(bytes.count), strata_sqlite_transient())
+            }
+        }
+        try connection.check(code, sql: sql, arguments: arguments)
+    }
+
+    /// Advances to the next row. Returns `false` when the statement is done.
+    func step() throws -> Bool {
+        let code = sqlite3_step(handle)
+        if code == SQLITE_ROW { return true }
+        if code == SQLITE_DONE { return false }
+        let error = connection.error(code: code, sql: sql, arguments: arguments)
+        sqlite3_reset(handle)
+        throw error
+    }
+
+    /// Runs the statement to completion, ignoring rows.
+    func run(_ values: [DatabaseValue] = []) throws {
+        try bind(values)
+        while try step() {}
+        sqlite3_reset(handle)
+    }
+
+    /// Resets the statement so that it holds no read lock between uses.
+    func reset() { sqlite3_reset(handle) }
+
+    func value(at index: Int) -> DatabaseValue {
+        let column = Int32(index)
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, column))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, column))
+        case SQLITE_TEXT:
+            let count = Int(sqlite3_column_bytes(handle, column))
+            guard let bytes = sqlite3_column_text(handle, column) else { return .text("") }
+            return .text(String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self))
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_column_bytes(handle, column))
+            guard count > 0, let bytes = sqlite3_column_blob(handle, column) else { return .blob(Data()) }
+            return .blob(Data(bytes: bytes, count: count))
+        default: return .null
+        }
+    }
+
+    /// All rows as arrays of values, in column order.
+    func rows(_ values: [DatabaseValue] = []) throws -> [[DatabaseValue]] {
+        try bind(values)
+        defer { sqlite3_reset(handle) }
+        var rows: [[DatabaseValue]] = []
+        let count = columnCount
+        while try step() {
+            rows.append((0..<count).map(value(at:)))
+        }
+        return rows
+    }
+}

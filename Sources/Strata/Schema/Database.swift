@@ -1,0 +1,127 @@
+import Foundation
+
+/// A row returned by raw SQL: column names and values.
+public struct Row: Sendable, Hashable {
+    public let columns: [String]
+    public let values: [DatabaseValue]
+
+    /// The value of the named column (case-insensitive), or nil when there is no such column.
+    public subscript(column: String) -> DatabaseValue? {
+        columns.firstIndex { $0.caseInsensitiveCompare(column) == .orderedSame }.map { values[$0] }
+    }
+}
+
+/// A column of a table, as `PRAGMA table_info` reports it.
+public struct ColumnInfo: Sendable, Hashable {
+    public let name: String
+    public let type: String
+    public let isNotNull: Bool
+    public let defaultSQL: String?
+    public let isPrimaryKey: Bool
+}
+
+/// Direct access to the store's SQLite connection, for migrations and for SQL the entity API
+/// does not cover. Only valid inside the closure that receives it (``Migration`` bodies,
+/// ``Store/read(_:)``, ``Store/write(_:)``), which runs on the store's queue; do not keep it.
+public final class Database {
+    let connection: Connection
+
+    init(connection: Connection) { self.connection = connection }
+
+    /// Runs one statement with bound arguments (`sqlite3_prepare_v3`, `sqlite3_bind_*`, `sqlite3_step`).
+    public func execute(_ sql: String, _ arguments: [DatabaseValue] = []) throws {
+        try connection.execute(sql, arguments)
+    }
+
+    /// Runs several `;`-separated statements without arguments (`sqlite3_exec`).
+    public func executeScript(_ sql: String) throws {
+        try connection.execute(sql)
+    }
+
+    /// The rows of one statement.
+    public func rows(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> [Row] {
+        let statement = try connection.prepare(sql)
+        let columns = (0..<statement.columnCount).map(statement.columnName(at:))
+        return try statement.rows(arguments).map { Row(columns: columns, values: $0) }
+    }
+
+    /// The first column of the first row, or nil.
+    public func value(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> DatabaseValue? {
+        try connection.prepare(sql).rows(arguments).first?.first
+    }
+
+    /// The number of rows the last INSERT, UPDATE or DELETE changed (`sqlite3_changes`).
+    public var changes: Int { connection.changes }
+
+    /// Runs `body` in a savepoint: undone if it throws.
+    public func inSavepoint<T>(_ body: () throws -> T) throws -> T { try connection.inSavepoint(body) }
+
+    /// SQLite's plan for a statement (`EXPLAIN QUERY PLAN`).
+    public func explain(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> [QueryPlanStep] {
+        try connection.explainQueryPlan(sql, arguments)
+    }
+
+    // MARK: Introspection
+
+    /// The user tables, sorted, without SQLite's and Strata's bookkeeping tables.
+    public func tables() throws -> [String] {
+        try connection.rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+                            + "AND name NOT LIKE 'strata_%' ORDER BY name").compactMap { String.fromDatabaseValue($0[0]) }
+    }
+
+    public func tableExists(_ table: String) throws -> Bool {
+        try connection.rows("SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?", [.text(table)]).count > 0
+    }
+
+    public func columns(in table: String) throws -> [ColumnInfo] {
+        try connection.rows("SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(?)", [.text(table)])
+            .map { row in
+                ColumnInfo(name: String.fromDatabaseValue(row[0]) ?? "", type: String.fromDatabaseValue(row[1]) ?? "",
+                           isNotNull: row[2] == .integer(1), defaultSQL: String.fromDatabaseValue(row[3]),
+                           isPrimaryKey: row[4] != .integer(0))
+            }
+    }
+
+    public func columnExists(_ column: String, in table: String) throws -> Bool {
+        try columns(in: table).contains { $0.name.caseInsensitiveCompare(column) == .orderedSame }
+    }
+
+    /// The names of the indexes on a table (automatic ones included).
+    public func indexes(on table: String) throws -> [String] {
+        try connection.rows("SELECT name FROM pragma_index_list(?) ORDER BY name", [.text(table)])
+            .compactMap { String.fromDatabaseValue($0[0]) }
+    }
+
+    /// The schema version recorded in the file (0 for a file Strata never opened).
+    public func schemaVersion() throws -> Int {
+        guard try tableExists(SchemaMigrator.metaTable) else { return 0 }
+        let value = try connection.rows("SELECT value FROM \(SchemaMigrator.metaTable) WHERE key = 'schema_version'").first?.first
+        return Int.fromDatabaseValue(value ?? .null) ?? 0
+    }
+}
+
+/// A named, ordered migration: run once, in order, inside the opening transaction, and recorded.
+///
+/// ```swift
+/// let migrations = [
+///     Migration("rename-starred") { db in
+///         try db.execute("ALTER TABLE articles RENAME COLUMN starred TO isStarred")
+///     },
+///     Migration("fill-titles") { db in
+///         try db.execute("UPDATE articles SET title = url WHERE title = ''")
+///     },
+/// ]
+/// ```
+/// Migrations upgrade existing files and run before the automatic (lightweight) migration that
+/// adds new tables, columns and indexes. A new file is created at the latest schema, so its
+/// migrations are recorded as applied without running. If one throws, nothing of the opening
+/// transaction is kept: the file stays as it was.
+public struct Migration: Sendable {
+    public let name: String
+    let body: @Sendable (Database) throws -> Void
+
+    public init(_ name: String, _ body: @escaping @Sendable (Database) throws -> Void) {
+        self.name = name
+        self.body = body
+    }
+}

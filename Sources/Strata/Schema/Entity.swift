@@ -1,0 +1,80 @@
+import Foundation
+
+/// A type of object Strata stores: a `Codable` value type with a stable identifier.
+///
+/// Strata reads the attributes from the type's `Codable` conformance (each coding key is an
+/// attribute and a column) and the rest of the declaration from static properties, all optional:
+///
+/// ```swift
+/// struct Article: Entity {
+///     var id: String
+///     var feedID: Int64
+///     var title: String
+///     var summary: String?
+///     var published: Date
+///     var isRead = false
+///
+///     static let tableName = "articles"
+///     static let columnNames = ["id": "uniqueID"]
+///     static let indexes = [EntityIndex(["feedID", "isRead"])]
+///     static let fullTextAttributes = ["title", "summary"]
+/// }
+/// ```
+///
+/// Supported attribute types: `Bool`, every integer width, `Double`, `Float`, `String`, `Date`,
+/// `UUID`, `Data`, `URL`, `Decimal`, optionals of these, `RawRepresentable` enums of these (they
+/// must be `CaseIterable` so that Strata can read the schema without a stored value), and any
+/// other `Codable` value, stored as JSON text. Entities are values: a copy handed to another
+/// thread or a network call is detached from the store by construction.
+public protocol Entity: Codable, Sendable, Identifiable where ID: EntityIdentifier {
+    /// The entity's name in the store, change sets and the CLI. Defaults to the type name.
+    static var entityName: String { get }
+    /// The SQLite table. Defaults to ``entityName``.
+    static var tableName: String { get }
+    /// Column names that differ from attribute (coding key) names: `["id": "uniqueID"]`.
+    static var columnNames: [String: String] { get }
+    /// Indexes to create and keep, single or multi-column, unique or not.
+    static var indexes: [EntityIndex] { get }
+    /// String attributes indexed for full-text search (an FTS5 table kept in sync by triggers).
+    static var fullTextAttributes: [String] { get }
+    /// Values for non-optional attributes added by a lightweight migration to existing rows.
+    /// Attributes not listed get their type's zero value (0, false, "", empty data).
+    static var attributeDefaults: [String: DatabaseValue] { get }
+    /// Whether the main context holds every object of this entity in memory at all times
+    /// (for small, always-needed sets such as feeds or tags).
+    static var isResident: Bool { get }
+}
+
+extension Entity {
+    public static var entityName: String { String(describing: Self.self) }
+    public static var tableName: String { entityName }
+    public static var columnNames: [String: String] { [:] }
+    public static var indexes: [EntityIndex] { [] }
+    public static var fullTextAttributes: [String] { [] }
+    public static var attributeDefaults: [String: DatabaseValue] { [:] }
+    public static var isResident: Bool { false }
+}
+
+/// A type usable as an entity's primary key: `String`, `Int`, `Int64` or `UUID`.
+public protocol EntityIdentifier: DatabaseValueConvertible, Hashable, Codable, Comparable {}
+
+extension String: EntityIdentifier {}
+extension Int64: EntityIdentifier {}
+extension Int: EntityIdentifier {}
+extension UUID: EntityIdentifier {}
+
+/// An index on one or more attributes of an entity.
+public struct EntityIndex: Sendable, Hashable, Codable {
+    /// The attributes (coding keys), in index order.
+    public var attributes: [String]
+    /// Whether two objects may not share the same values.
+    public var isUnique: Bool
+    /// The index name; derived from the table and attributes when nil.
+    public var name: String?
+
+    public init(_ attributes: [String], unique: Bool = false, name: String? = nil) {
+        self.attributes = attributes
+        self.isUnique = unique
+        self.name = name
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+import Logging
+
+/// Brings a database file to the schema the app declares, in one transaction at open:
+/// refuse newer files, run pending named migrations, then the automatic (lightweight) steps —
+/// new tables, new columns with their defaults, new indexes, full-text tables — and record it all.
+struct SchemaMigrator {
+    static let metaTable = "strata_meta"
+    static let migrationsTable = "strata_migrations"
+    static let entitiesTable = "strata_entities"
+
+    let schemas: [EntitySchema]
+    let migrations: [Migration]
+    let schemaVersion: Int
+    let logger: Logger
+
+    /// What the migrator learned about the file.
+    struct Outcome {
+        var storeID: UUID
+        var isNew: Bool
+        var applied: [String]
+    }
+
+    func migrate(_ connection: Connection) throws -> Outcome {
+        let database = Database(connection: connection)
+        return try connection.inTransaction(.immediate) {
+            let isNew = try !database.tableExists(Self.metaTable)
+                && schemas.allSatisfy { try !database.tableExists($0.table) }
+            try createBookkeeping(connection)
+            try refuseNewerSchema(database, connection)
+            var applied: [String] = []
+            try runNamedMigrations(database, connection, isNew: isNew, applied: &applied)
+            for schema in schemas {
+                try migrateEntity(schema, database, connection, applied: &applied)
+            }
+            let storeID = try recordMeta(connection)
+            return Outcome(storeID: storeID, isNew: isNew, applied: applied)
+        }
+    }
+
+    private func createBookkeeping(_ connection: Connection) throws {
+        try connection.execute("""
+            CREATE TABLE IF NOT EXISTS \(Self.metaTable) (key TEXT NOT NULL PRIMARY KEY, value);
+            CREATE TABLE IF NOT EXISTS \(Self.migrationsTable) (
+                name TEXT NOT NULL PRIMARY KEY, kind TEXT NOT NULL, applied_at REAL NOT NULL);
+            CREATE TABLE IF NOT EXISTS \(Self.entitiesTable) (
+                name TEXT NOT NULL PRIMARY KEY, table_name TEXT NOT NULL, schema TEXT NOT NULL);
+            """)
+    }
+
+    private func refuseNewerSchema(_ database: Database, _ connection: Connection) throws {
+        let recorded = try database.schemaVersion()
+        if recorded > schemaVersion {
+            throw StrataError(.newerSchema, "the database has schema version \(recorded), newer than this app's "
+                              + "\(schemaVersion); refusing to open it", path: connection.path)
+        }
+        let known = Set(migrations.map(\.name))
+        let unknown = try connection.rows("SELECT name FROM \(Self.migrationsTable) WHERE kind = 'migration' ORDER BY applied_at")
+            .compactMap { String.fromDatabaseValue($0[0]) }.filter { !known.contains($0) }
+        if let first = unknown.first {
+            throw StrataError(.newerSchema, "the database has migration '\(first)' that this app does not know; "
+                              + "it was written by a newer version", path: connection.path)
+        }
+    }
+
+    private func runNamedMigrations(_ database: Database, _ connection: Connection, isNew: Bool,
+                                    applied: inout [String]) throws {
+        let done = Set(try connection.rows("SELECT name FROM \(Self.migrationsTable)").compactMap { String.fromDatabaseValue($0[0]) })
+        for migration in migrations where !done.contains(migration.name) {
+            if !isNew {
+                do {
+                    try connection.inSavepoint { try migration.body(database) }
+                } catch {
+                    var failure = StrataError(.migrationFailed, "migration '\(migration.name)' failed: \(error)",
+                                              path: connection.path)
+                    failure.sql = (error as? StrataError)?.sql
+                    throw failure
+                }
+                logger.info("ran migration", metadata: ["migration": "\(migration.name)"])
+                applied.append(migration.name)
+            }
+            try record(migration.name, kind: "migration", connection)
+        }
+    }
+
+    private func record(_ name: String, kind: String, _ connection: Connection) throws {
+        try connection.execute("INSERT OR IGNORE INTO \(Self.migrationsTable) (name, kind, applied_at) VALUES (?, ?, ?)",
+                               [.text(name), .text(kind), .real(Date().timeIntervalSince1970)])
+    }
+
+    private func migrateEntity(_ schema: EntitySchema, _ database: Database, _ connection: Connection,
+                               applied: inout [String]) throws {
+        func automatic(_ name: String, _ sql: String) throws {
+            try connection.execute(sql)
+            try record(name, kind: "automatic", connection)
+            applied.append(name)
+            logger.info("automatic migration", metadata: ["step": "\(name)"])
+        }
+        if try !database.tableExists(schema.table) {
+            try automatic("create table \(schema.table)", Self.createTableSQL(schema))
+        } else {
+            let existing = Set(try database.columns(in: schema.table).map { $0.name.lowercased() })
+            guard existing.contains(schema.primaryKey.column.lowercased()) else {
+                throw StrataError(.missingColumn, "table \(schema.table) has no primary key column \(schema.primaryKey.column)",
+                                  path: connection.path, entity: schema.name, attribute: schema.primaryKey.column)
+            }
+            for attribute in schema.attributes where !existing.contains(attribute.column.lowercased()) {
+                try automatic("add column \(schema.table).\(attribute.column)",
+                              "ALTER TABLE \(schema.table.quotedIdentifier) ADD COLUMN \(Self.columnDefinition(attribute))")
+            }
+        }
+        let indexes = Set(try database.indexes(on: schema.table))
+        for index in schema.indexes where !indexes.contains(schema.indexName(index)) {
+            let columns = try index.attributes.map { schema.attributes[try schema.requirePosition(of: $0)].column.quotedIdentifier }
+            try automatic("create index \(schema.indexName(index))",
+                          "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX \(schema.indexName(index).quotedIdentifier) "
+                          + "ON \(schema.table.quotedIdentifier) (\(columns.joined(separator: ", ")))")
+        }
+        try migrateFullText(schema, database, connection, automatic: automatic)
+        let json = String(decoding: try JSONEncoder().encode(schema), as: UTF8.self)
+        try connection.execute("INSERT INTO \(Self.entitiesTable) (name, table_name, schema) VALUES (?, ?, ?) "
+                               + "ON CONFLICT(name) DO UPDATE SET table_name = excluded.table_name, schema = excluded.schema",
+                               [.text(schema.name), .text(schema.table), .text(json)])
+    }
+
+    private func migrateFullText(_ schema: EntitySchema, _ database: Database, _ connection: Connection,
+                                 automatic: (String, String) throws -> Void) throws {
+        let stored = try connection.rows("SELECT schema FROM \(Self.entitiesTable) WHERE name = ?", [.text(schema.name)])
+            .first.flatMap { String.fromDatabaseValue($0[0]) }
+            .flatMap { try? JSONDecoder().decode(EntitySchema.self, from: Data($0.utf8)) }
+        let exists = try database.tableExists(schema.fullTextTable)
+        if exists, stored?.fullTextAttributes == schema.fullTextAttributes { return }
+        if exists {
+            try automatic("drop full-text index \(schema.fullTextTable)", Self.dropFullTextSQL(schema))
+        }
+        if !schema.fullTextAttributes.isEmpty {
+            try automatic("create full-text index \(schema.fullTextTable) (\(schema.fullTextAttributes.joined(separator: ", ")))",
+                          Self.createFullTextSQL(schema))
+        }
+    }
+
+    // MARK: SQL
+
+    static func columnDefinition(_ attribute: AttributeSchema) -> String {
+        var sql = "\(attribute.column.quotedIdentifier) \(attribute.type.sqlType)"
+        if !attribute.isOptional { sql += " NOT NULL DEFAULT \(attribute.defaultValue.description)" }
+        return sql
+    }
+
+    static func createTableSQL(_ schema: EntitySchema) -> String {
+        let columns = schema.attributes.enumerated().map { index, attribute in
+            index == schema.primaryKeyIndex
+                ? "\(attribute.column.quotedIdentifier) \(attribute.type.sqlType) NOT NULL PRIMARY KEY"
+                : columnDefinition(attribute)
+        }
+        return "CREATE TABLE \(schema.table.quotedIdentifier) (\(columns.joined(separator: ", ")))"
+    }
+
+    static func createFullTextSQL(_ schema: EntitySchema) -> String {
+        let fts = schema.fullTextTable.quotedIdentifier
+        let columns = schema.fullTextAttributes.map { name in
+            schema.attributes[schema.position(of: name)!].column.quotedIdentifier
+        }
+        let list = columns.joined(separator: ", ")
+        let new = columns.map { "new." + $0 }.joined(separator: ", ")
+        let old = columns.map { "old." + $0 }.joined(separator: ", ")
+        let table = schema.table.quotedIdentifier
+        let literal = DatabaseValue.text(schema.table).description
+        return """
+            CREATE VIRTUAL TABLE \(fts) USING fts5(\(list), content=\(literal), content_rowid='rowid');
+            CREATE TRIGGER \((schema.fullTextTable + "_insert").quotedIdentifier) AFTER INSERT ON \(table) BEGIN
+                INSERT INTO \(fts)(rowid, \(list)) VALUES (new.rowid, \(new));
+            END;
+            CREATE TRIGGER \((schema.fullTextTable + "_delete").quotedIdentifier) AFTER DELETE ON \(table) BEGIN
+                INSERT INTO \(fts)(\(fts), rowid, \(list)) VALUES ('delete', old.rowid, \(old));
+            END;
+            CREATE TRIGGER \((schema.fullTextTable + "_update").quotedIdentifier) AFTER UPDATE ON \(table) BEGIN
+                INSERT INTO \(fts)(\(fts), rowid, \(list)) VALUES ('delete', old.rowid, \(old));
+                INSERT INTO \(fts)(rowid, \(list)) VALUES (new.rowid, \(new));
+            END;
+            INSERT INTO \(fts)(\(fts)) VALUES ('rebuild');
+            """
+    }
+
+    static func dropFullTextSQL(_ schema: EntitySchema) -> String {
+        ["_insert", "_delete", "_update"].map { "DROP TRIGGER IF EXISTS \((schema.fullTextTable + $0).quotedIdentifier);" }
+            .joined() + "DROP TABLE IF EXISTS \(schema.fullTextTable.quotedIdentifier);"
+    }
+
+    private func recordMeta(_ connection: Connection) throws -> UUID {
+        try connection.execute("INSERT OR IGNORE INTO \(Self.metaTable) (key, value) VALUES ('store_id', ?)",
+                               [.text(UUID().uuidString)])
+        try connection.execute("INSERT OR IGNORE INTO \(Self.metaTable) (key, value) VALUES ('created_at', ?)",
+                               [.real(Date().timeIntervalSince1970)])
+        try connection.execute("INSERT INTO \(Self.metaTable) (key, value) VALUES ('schema_version', ?) "
+                               + "ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value)",
+                               [.integer(Int64(schemaVersion))])
+        let id = try connection.rows("SELECT value FROM \(Self.metaTable) WHERE key = 'store_id'").first?.first
+        guard let text = id.flatMap(String.fromDatabaseValue), let uuid = UUID(uuidString: text) else {
+            throw StrataError(.corrupt, "the store identity in \(Self.metaTable) is not a UUID", path: connection.path)
+        }
+        return uuid
+    }
+}

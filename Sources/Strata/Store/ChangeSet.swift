@@ -1,0 +1,95 @@
+import Foundation
+
+/// A batch of changes submitted to a ``Store`` as one unit: all of it is committed or none of it.
+///
+/// Change sets are `Sendable` values, so a worker can build one and hand it to the store from any
+/// thread. Consecutive change sets coalesce into one SQLite transaction, each in its own savepoint.
+///
+/// ```swift
+/// var changes = ChangeSet()
+/// changes.upsert(article)
+/// changes.delete(Article.self, id: "old-1")
+/// changes.updateAll(Article.self, ids: readIDs, set: ["isRead": true])
+/// try store.submit(changes)
+/// ```
+public struct ChangeSet: Sendable {
+    enum Operation: Sendable {
+        case save(any Entity, SaveMode)
+        case delete(entity: String, id: DatabaseValue)
+        case bulkUpdate(entity: String, target: BulkTarget, assignments: [Assignment])
+        case bulkDelete(entity: String, target: BulkTarget)
+
+        var entityName: String {
+            switch self {
+            case .save(let entity, _): return type(of: entity).entityName
+            case .delete(let entity, _), .bulkUpdate(let entity, _, _), .bulkDelete(let entity, _): return entity
+            }
+        }
+    }
+
+    enum SaveMode: Sendable { case insert, update, upsert }
+
+    enum BulkTarget: Sendable {
+        case ids([DatabaseValue])
+        case filter(Filter)
+    }
+
+    struct Assignment: Sendable {
+        let attribute: String
+        let value: DatabaseValue
+    }
+
+    private(set) var operations: [Operation] = []
+
+    public init() {}
+
+    /// Whether the change set holds no change.
+    public var isEmpty: Bool { operations.isEmpty }
+    /// The number of operations.
+    public var count: Int { operations.count }
+
+    /// Inserts a new object. Fails (the whole change set) if the ID exists.
+    public mutating func insert<E: Entity>(_ object: E) { operations.append(.save(object, .insert)) }
+    /// Replaces an existing object. Fails (the whole change set) with ``StrataError/Code/objectNotFound`` if it does not exist.
+    public mutating func update<E: Entity>(_ object: E) { operations.append(.save(object, .update)) }
+    /// Inserts the object, or replaces it if its ID exists.
+    public mutating func upsert<E: Entity>(_ object: E) { operations.append(.save(object, .upsert)) }
+    /// Deletes an object by ID. Deleting a missing object does nothing.
+    public mutating func delete<E: Entity>(_ type: E.Type, id: E.ID) {
+        operations.append(.delete(entity: E.entityName, id: id.databaseValue))
+    }
+    /// Deletes an object.
+    public mutating func delete<E: Entity>(_ object: E) { delete(E.self, id: object.id) }
+
+    /// Sets attributes of every object whose ID is in `ids`, in one statement, without loading them.
+    public mutating func updateAll<E: Entity, C: Collection>(
+        _ type: E.Type, ids: C, set values: [String: any DatabaseValueConvertible]
+    ) where C.Element == E.ID {
+        operations.append(.bulkUpdate(entity: E.entityName, target: .ids(ids.map(\.databaseValue)),
+                                      assignments: Self.assignments(values)))
+    }
+
+    /// Sets attributes of every object matching `filter`, in one statement, without loading them.
+    public mutating func updateAll<E: Entity>(
+        _ type: E.Type, where filter: Filter, set values: [String: any DatabaseValueConvertible]
+    ) {
+        operations.append(.bulkUpdate(entity: E.entityName, target: .filter(filter), assignments: Self.assignments(values)))
+    }
+
+    /// Deletes every object whose ID is in `ids`, in one statement.
+    public mutating func deleteAll<E: Entity, C: Collection>(_ type: E.Type, ids: C) where C.Element == E.ID {
+        operations.append(.bulkDelete(entity: E.entityName, target: .ids(ids.map(\.databaseValue))))
+    }
+
+    /// Deletes every object matching `filter`, in one statement.
+    public mutating func deleteAll<E: Entity>(_ type: E.Type, where filter: Filter) {
+        operations.append(.bulkDelete(entity: E.entityName, target: .filter(filter)))
+    }
+
+    /// Appends every operation of `other`, after this one's.
+    public mutating func append(contentsOf other: ChangeSet) { operations.append(contentsOf: other.operations) }
+
+    private static func assignments(_ values: [String: any DatabaseValueConvertible]) -> [Assignment] {
+        values.keys.sorted().map { Assignment(attribute: $0, value: values[$0]!.databaseValue) }
+    }
+}

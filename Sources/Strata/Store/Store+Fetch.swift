@@ -1,0 +1,95 @@
+import Foundation
+
+extension Store {
+    /// The objects matching `query`, in its order.
+    ///
+    /// Runs on the store's queue after every change set submitted before the call has been
+    /// attempted, and overlays any that are still pending: read-your-writes, committed or not.
+    /// - Throws: ``StrataError`` — `.unknownEntity`, `.unknownAttribute`, `.invalidValue` for a
+    ///   bad query; `.typeMismatch` / `.unexpectedNull` for a row that does not fit the entity.
+    public func fetch<E: Entity>(_ query: Query<E>) async throws -> [E] {
+        let resolved = try ResolvedQuery(query, schema: registry.schema(for: E.self))
+        return try await onQueue { writer in try self.fetch(E.self, resolved, writer) }
+    }
+
+    /// The object with this ID, or nil.
+    public func fetch<E: Entity>(_ type: E.Type, id: E.ID) async throws -> E? {
+        try await fetch(type, ids: [id]).first
+    }
+
+    /// The objects with these IDs that exist, in ID order.
+    public func fetch<E: Entity>(_ type: E.Type, ids: some Collection<E.ID>) async throws -> [E] {
+        let schema = try registry.schema(for: E.self)
+        let chunks = stride(from: 0, to: ids.count, by: 10_000).map { Array(ids.dropFirst($0).prefix(10_000)) }
+        var result: [E] = []
+        for chunk in chunks {
+            let query = Query<E>(where: Attribute(schema.primaryKey.name).in(chunk))
+            result += try await fetch(query)
+        }
+        return result
+    }
+
+    /// The number of objects matching `query` (its limit and offset apply).
+    public func count<E: Entity>(_ query: Query<E>) async throws -> Int {
+        let resolved = try ResolvedQuery(query, schema: registry.schema(for: E.self))
+        return try await onQueue { writer in
+            if let rows = try self.overlaidRows(resolved, writer) { return rows.count }
+            let (sql, arguments) = resolved.selectSQL(columns: "1")
+            let count = try writer.rows(sql: "SELECT count(*) FROM (\(sql))", arguments: arguments).first?.first
+            return Int.fromDatabaseValue(count ?? .null) ?? 0
+        }
+    }
+
+    /// The IDs of the objects matching `query`, in its order. Cheap: no object is decoded.
+    public func ids<E: Entity>(_ query: Query<E>) async throws -> [E.ID] {
+        let resolved = try ResolvedQuery(query, schema: registry.schema(for: E.self))
+        let key = resolved.schema.primaryKeyIndex
+        let values = try await onQueue { writer -> [DatabaseValue] in
+            if let rows = try self.overlaidRows(resolved, writer) { return rows.map { $0[key] } }
+            let (sql, arguments) = resolved.selectSQL(columns: resolved.schema.primaryKey.column.quotedIdentifier)
+            return try writer.rows(sql: sql, arguments: arguments).map { $0[0] }
+        }
+        return try values.map { value in
+            guard let id = E.ID.fromDatabaseValue(value) else {
+                throw StrataError(.typeMismatch, "primary key \(value) is not a \(E.ID.self)", entity: E.entityName,
+                                  attribute: resolved.schema.primaryKey.column)
+            }
+            return id
+        }
+    }
+
+    /// Every ID of an entity, for keeping an ID set in memory and diffing it against a server's.
+    public func allIDs<E: Entity>(_ type: E.Type) async throws -> Set<E.ID> {
+        Set(try await ids(Query<E>()))
+    }
+
+    // MARK: On the queue
+
+    func fetch<E: Entity>(_ type: E.Type, _ resolved: ResolvedQuery, _ writer: Writer) throws -> [E] {
+        if let rows = try overlaidRows(resolved, writer) {
+            let decoder = try writer.statements(for: E.entityName).rowDecoder
+            return try rows.map { try decoder.decode(E.self, from: $0) }
+        }
+        let (sql, arguments) = resolved.selectSQL()
+        return try writer.fetch(E.self, sql: sql, arguments: arguments)
+    }
+
+    /// The query's rows with pending change sets applied, or nil when none is pending for the entity.
+    func overlaidRows(_ resolved: ResolvedQuery, _ writer: Writer) throws -> [[DatabaseValue]]? {
+        let pending = pipeline.withLock { $0.pending }
+        let overlay = PendingOverlay(schema: resolved.schema, pending: pending)
+        if overlay.isEmpty { return nil }
+        var sql = "SELECT \(resolved.selectList) FROM \(resolved.schema.table.quotedIdentifier)"
+        var arguments: [DatabaseValue] = []
+        if let (condition, conditionArguments) = overlay.widenedCondition(resolved.filter,
+                                                                          variableLimit: writer.connection.maxVariableCount) {
+            sql += " WHERE " + condition
+            arguments = conditionArguments
+        }
+        let key = resolved.schema.primaryKeyIndex
+        var rows: [DatabaseValue: [DatabaseValue]] = [:]
+        for row in try writer.rows(sql: sql, arguments: arguments) { rows[row[key]] = row }
+        try overlay.apply(to: &rows, encoder: writer.statements(for: resolved.schema.name).encoder)
+        return resolved.evaluate(Array(rows.values))
+    }
+}

@@ -1,0 +1,230 @@
+import Foundation
+
+/// The bookkeeping of accepted change sets, guarded by ``Store/pipeline``.
+struct PipelineState {
+    struct Pending {
+        let sequence: UInt64
+        let changes: ChangeSet
+    }
+
+    /// The sequence number the next accepted change set gets.
+    var nextSequence: UInt64 = 1
+    /// Accepted change sets not yet committed, in acceptance order.
+    var pending: [Pending] = []
+    /// Every change set with a sequence up to this one is committed or has failed for good.
+    var resolvedThrough: UInt64 = 0
+    var drainScheduled = false
+    var retryAttempt = 0
+    /// The failure of the last attempt, while its change sets wait for a retry.
+    var transientError: StrataError?
+    /// Permanent failures not yet reported to a waiter, by sequence.
+    var unreportedFailures: [UInt64: StrataError] = [:]
+    var waiters: [Waiter] = []
+    var failureObservers: [UUID: AsyncStream<StrataError>.Continuation] = [:]
+    var acceptObservers: [UUID: @Sendable (UInt64, ChangeSet) -> Void] = [:]
+    var isClosed = false
+
+    /// Someone waiting for change sets to be resolved: `persist()` (through a sequence) or a
+    /// ``Submission`` (exactly one sequence).
+    struct Waiter {
+        let from: UInt64
+        let through: UInt64
+        let continuation: CheckedContinuation<Void, Error>
+    }
+}
+
+/// A receipt for a submitted change set.
+public struct Submission: Sendable {
+    /// The change set's place in the store's order.
+    public let sequence: UInt64
+    let store: Store
+
+    /// Returns once this change set is committed to SQLite.
+    ///
+    /// - Throws: the permanent failure of this change set (a constraint, an unknown object), or the
+    ///   transient failure of the attempt that included it (busy, disk full); after a transient
+    ///   failure the change set is still pending and will be retried.
+    public func committed() async throws {
+        try await store.waitForResolution(from: sequence, through: sequence)
+    }
+}
+
+extension Store {
+    /// Accepts a change set and returns at once; it is committed in the background.
+    ///
+    /// - Throws: ``StrataError`` before accepting anything, if the change set names an entity the
+    ///   store does not know, or a bulk operation names an unknown attribute or a mistyped value;
+    ///   `.closed` after ``close()``.
+    @discardableResult
+    public func submit(_ changes: ChangeSet) throws -> Submission {
+        try validate(changes)
+        let (sequence, scheduleDrain) = try pipeline.withLock { state -> (UInt64, Bool) in
+            guard !state.isClosed else { throw StrataError(.closed, "the store at \(path) is closed", path: path) }
+            let sequence = state.nextSequence
+            state.nextSequence += 1
+            state.pending.append(.init(sequence: sequence, changes: changes))
+            for observer in state.acceptObservers.values { observer(sequence, changes) }
+            let schedule = !state.drainScheduled
+            state.drainScheduled = true
+            return (sequence, schedule)
+        }
+        if scheduleDrain { queue.async { self.drain() } }
+        return Submission(sequence: sequence, store: self)
+    }
+
+    private func validate(_ changes: ChangeSet) throws {
+        for operation in changes.operations {
+            let schema = try registry.schema(named: operation.entityName)
+            switch operation {
+            case .bulkUpdate(_, let target, let assignments):
+                for assignment in assignments {
+                    let position = try schema.requirePosition(of: assignment.attribute)
+                    if position == schema.primaryKeyIndex {
+                        throw StrataError(.invalidValue, "a bulk update cannot change the primary key",
+                                          entity: schema.name, attribute: assignment.attribute)
+                    }
+                    _ = try ResolvedFilter.checked(assignment.value, schema, position)
+                    if assignment.value.isNull, !schema.attributes[position].isOptional {
+                        throw StrataError(.invalidValue, "\(schema.name).\(assignment.attribute) is not optional",
+                                          entity: schema.name, attribute: assignment.attribute)
+                    }
+                }
+                if case .filter(let filter) = target { _ = try ResolvedFilter(filter, schema: schema) }
+            case .bulkDelete(_, .filter(let filter)):
+                _ = try ResolvedFilter(filter, schema: schema)
+            default:
+                break
+            }
+        }
+    }
+
+    /// Returns once every change set submitted before the call is committed.
+    ///
+    /// - Throws: the transient failure that keeps changes pending (they stay pending and are
+    ///   retried; call again to wait for the retry), or a permanent failure of a change set
+    ///   submitted before the call that nobody has been told about yet.
+    public func persist() async throws {
+        let through = pipeline.withLock { $0.nextSequence - 1 }
+        try await waitForResolution(from: 1, through: through)
+    }
+
+    /// The number of accepted change sets not yet committed.
+    public var pendingCount: Int { pipeline.withLock { $0.pending.count } }
+
+    /// A stream of every failure to persist: permanent failures of change sets and transient
+    /// failures of attempts. Each call returns a new stream.
+    public func failures() -> AsyncStream<StrataError> {
+        let id = UUID()
+        let (stream, continuation) = AsyncStream<StrataError>.makeStream(bufferingPolicy: .bufferingNewest(256))
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.pipeline.withLock { $0.failureObservers.removeValue(forKey: id) }
+        }
+        pipeline.withLock { $0.failureObservers[id] = continuation }
+        return stream
+    }
+
+    func waitForResolution(from: UInt64, through: UInt64) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+            let result: Result<Void, Error>? = pipeline.withLock { state in
+                guard state.resolvedThrough >= through else {
+                    state.waiters.append(.init(from: from, through: through, continuation: continuation))
+                    return nil
+                }
+                return Self.takeFailure(&state, from: from, through: through).map { .failure($0) } ?? .success(())
+            }
+            if let result { continuation.resume(with: result) }
+        }
+    }
+
+    private static func takeFailure(_ state: inout PipelineState, from: UInt64, through: UInt64) -> StrataError? {
+        guard let sequence = state.unreportedFailures.keys.filter({ $0 >= from && $0 <= through }).min() else { return nil }
+        return state.unreportedFailures.removeValue(forKey: sequence)
+    }
+
+    /// Commits everything pending in one transaction. Runs on the queue.
+    func drain() {
+        let batch = pipeline.withLock { state -> [PipelineState.Pending] in
+            state.drainScheduled = false
+            return state.pending
+        }
+        guard let first = batch.first, let last = batch.last else { return }
+        var failures: [UInt64: StrataError] = [:]
+        do {
+            try writer.run { writer in
+                try writer.connection.inTransaction(.immediate) {
+                    for item in batch {
+                        do {
+                            try writer.connection.inSavepoint { try writer.apply(item.changes) }
+                        } catch let error as StrataError where !error.isTransient {
+                            failures[item.sequence] = error
+                        }
+                    }
+                }
+            }
+        } catch {
+            retry(after: Self.strataError(error, path: path), first: first.sequence, last: last.sequence)
+            return
+        }
+        committed(batch.count, through: last.sequence, failures: failures)
+    }
+
+    private func committed(_ count: Int, through last: UInt64, failures: [UInt64: StrataError]) {
+        let (ready, observers) = pipeline.withLock { state -> ([(PipelineState.Waiter, Result<Void, Error>)], [AsyncStream<StrataError>.Continuation]) in
+            state.pending.removeFirst(count)
+            state.resolvedThrough = last
+            state.retryAttempt = 0
+            state.transientError = nil
+            state.unreportedFailures.merge(failures) { a, _ in a }
+            var ready: [(PipelineState.Waiter, Result<Void, Error>)] = []
+            var waiting: [PipelineState.Waiter] = []
+            for waiter in state.waiters {
+                guard waiter.through <= last else {
+                    waiting.append(waiter)
+                    continue
+                }
+                let failure = Self.takeFailure(&state, from: waiter.from, through: waiter.through)
+                ready.append((waiter, failure.map { .failure($0) } ?? .success(())))
+            }
+            state.waiters = waiting
+            return (ready, Array(state.failureObservers.values))
+        }
+        for (waiter, result) in ready { waiter.continuation.resume(with: result) }
+        for failure in failures.sorted(by: { $0.key < $1.key }).map(\.value) {
+            logger.error("change set failed", metadata: ["error": "\(failure)"])
+            for observer in observers { observer.yield(failure) }
+        }
+    }
+
+    private func retry(after error: StrataError, first: UInt64, last: UInt64) {
+        let (delay, failed, observers) = pipeline.withLock { state -> (TimeInterval, [PipelineState.Waiter], [AsyncStream<StrataError>.Continuation]) in
+            state.retryAttempt += 1
+            state.transientError = error
+            let delay = min(configuration.maximumRetryDelay,
+                            configuration.initialRetryDelay * pow(2, Double(min(state.retryAttempt - 1, 20))))
+            var failed: [PipelineState.Waiter] = []
+            state.waiters.removeAll { waiter in
+                guard waiter.through >= first, waiter.from <= last else { return false }
+                failed.append(waiter)
+                return true
+            }
+            state.drainScheduled = true
+            return (delay, failed, Array(state.failureObservers.values))
+        }
+        logger.warning("persisting failed; will retry", metadata: ["error": "\(error)", "delay": "\(delay)"])
+        for waiter in failed { waiter.continuation.resume(throwing: error) }
+        for observer in observers { observer.yield(error) }
+        queue.asyncAfter(deadline: .now() + delay) { self.drain() }
+    }
+
+    static func strataError(_ error: Error, path: String) -> StrataError {
+        if let error = error as? StrataError { return error }
+        return StrataError(.sqlite, "\(error)", path: path)
+    }
+
+    /// Waits for everything pending, then refuses further change sets.
+    public func close() async throws {
+        try await persist()
+        pipeline.withLock { $0.isClosed = true }
+        _ = try await onQueue { writer in try writer.connection.checkpoint(.passive) }
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import Logging
+
+/// The root store: owns the SQLite database and persists change sets on a low-priority serial
+/// queue.
+///
+/// ```swift
+/// let store = try await Store.open(at: "/path/reader.sqlite", entities: [Feed.self, Article.self])
+/// var changes = ChangeSet()
+/// changes.insert(article)
+/// try store.submit(changes)                  // returns at once; nothing waits for disk
+/// let unread = try await store.fetch(Query<Article>(where: Attribute("isRead") == false))
+/// try await store.persist()                  // everything submitted so far is committed
+/// ```
+///
+/// Every SQLite call runs on the store's serial queue (utility QoS by default), never on the
+/// caller's thread. Change sets submitted back to back coalesce into one transaction, each in a
+/// savepoint of its own: a change set that fails permanently (a constraint, an unknown object)
+/// fails alone and its submitter learns it; a transient failure (busy, disk full, I/O error)
+/// keeps every pending change and retries with backoff. Fetches see every change set submitted
+/// before them, committed or not.
+public final class Store: Sendable {
+    /// The database file.
+    public let path: String
+    /// The store's identity, created with the database file and kept in it.
+    public let storeID: UUID
+    /// Whether this open created the database file's schema.
+    public let wasCreated: Bool
+    /// The migrations (named and automatic) that ran during this open.
+    public let appliedMigrations: [String]
+
+    let configuration: StoreConfiguration
+    let registry: SchemaRegistry
+    let queue: DispatchQueue
+    let writer: QueueConfined<Writer>
+    let pipeline = Locked(PipelineState())
+    var logger: Logger { configuration.logger }
+
+    private init(path: String, outcome: SchemaMigrator.Outcome, configuration: StoreConfiguration,
+                 registry: SchemaRegistry, queue: DispatchQueue, writer: QueueConfined<Writer>) {
+        self.path = path
+        self.storeID = outcome.storeID
+        self.wasCreated = outcome.isNew
+        self.appliedMigrations = outcome.applied
+        self.configuration = configuration
+        self.registry = registry
+        self.queue = queue
+        self.writer = writer
+    }
+
+    /// Opens (or creates) the database at `path` and brings its schema up to date.
+    ///
+    /// The work — `sqlite3_open_v2`, WAL setup, migrations — runs on the store's queue.
+    /// - Parameters:
+    ///   - path: The database file. Its directory must exist.
+    ///   - entities: Every entity type the store holds.
+    ///   - migrations: Named migrations, in the order they must run.
+    ///   - configuration: Durability, timeouts, logging.
+    /// - Throws: ``StrataError`` — `.cannotOpen` (missing directory, no permission),
+    ///   `.notADatabase`, `.newerSchema`, `.migrationFailed`, `.unsupportedAttribute`.
+    public static func open(
+        at path: String, entities: [any Entity.Type], migrations: [Migration] = [],
+        configuration: StoreConfiguration = .default
+    ) async throws -> Store {
+        let registry = try SchemaRegistry(entities)
+        let queue = DispatchQueue(label: "strata.store", qos: configuration.qualityOfService)
+        queue.markIdentity()
+        let (writer, outcome) = try await withCheckedThrowingContinuation {
+            (continuation: CheckedContinuation<(QueueConfined<Writer>, SchemaMigrator.Outcome), Error>) in
+            queue.async {
+                continuation.resume(with: Result {
+                    let connection = try Connection(path: path, options: configuration.connectionOptions)
+                    connection.setTrace(configuration.statementObserver)
+                    for function in configuration.functions { try connection.register(function) }
+                    let migrator = SchemaMigrator(schemas: registry.schemas, migrations: migrations,
+                                                  schemaVersion: configuration.schemaVersion, logger: configuration.logger)
+                    let outcome = try migrator.migrate(connection)
+                    return (QueueConfined(Writer(connection: connection, registry: registry), queue: queue), outcome)
+                })
+            }
+        }
+        configuration.logger.debug("opened store", metadata: ["path": "\(path)", "created": "\(outcome.isNew)"])
+        return Store(path: path, outcome: outcome, configuration: configuration, registry: registry,
+                     queue: queue, writer: writer)
+    }
+
+    /// The schemas of the registered entities.
+    public var schemas: [EntitySchema] { registry.schemas }
+
+    /// The schema of one registered entity.
+    public func schema<E: Entity>(of type: E.Type) throws -> EntitySchema { try registry.schema(for: type) }
+
+    /// Runs `body` on the store's queue with the writer.
+    func onQueue<T: Sendable>(_ body: @escaping @Sendable (Writer) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                continuation.resume(with: Result { try self.writer.run(body) })
+            }
+        }
+    }
+
+    /// Whether the caller is running on the store's queue (inside a ``read(_:)`` or ``write(_:)``
+    /// closure, a migration or a custom SQL function).
+    var isOnQueue: Bool { writer.queue.isCurrent }
+}
+
+extension DispatchQueue {
+    private static let identityKey = DispatchSpecificKey<ObjectIdentifier>()
+
+    /// Tags the queue so that ``isCurrent`` can recognize it. Call once, at creation.
+    func markIdentity() { setSpecific(key: Self.identityKey, value: ObjectIdentifier(self)) }
+
+    /// Whether the current code runs on this queue (which must have been marked).
+    var isCurrent: Bool { DispatchQueue.getSpecific(key: Self.identityKey) == ObjectIdentifier(self) }
+}

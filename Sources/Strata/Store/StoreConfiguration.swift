@@ -1,0 +1,62 @@
+import Foundation
+import Logging
+
+/// How a ``Store`` opens and runs its database. A value type with presets:
+///
+/// ```swift
+/// var configuration = StoreConfiguration.durable   // synchronous=FULL
+/// configuration.busyTimeout = 10
+/// let store = try await Store.open(at: path, entities: [Article.self], configuration: configuration)
+/// ```
+public struct StoreConfiguration: Sendable {
+    /// SQLite's `synchronous` setting in WAL mode.
+    public enum Synchronous: String, Sendable {
+        /// Commits survive a crash of the process; the last ones may be lost on power loss.
+        case normal
+        /// Commits also survive power loss, at the cost of an fsync per commit.
+        case full
+    }
+
+    /// Defaults: WAL, `synchronous=NORMAL`, 5 s busy timeout, utility QoS.
+    public static var `default`: StoreConfiguration { StoreConfiguration() }
+
+    /// `synchronous=FULL`: every acknowledged save survives power loss.
+    public static var durable: StoreConfiguration {
+        var configuration = StoreConfiguration()
+        configuration.synchronous = .full
+        return configuration
+    }
+
+    public var synchronous: Synchronous = .normal
+    /// How long a write waits for another connection's lock before reporting ``StrataError/Code/busy``.
+    public var busyTimeout: TimeInterval = 5
+    /// The schema version this app writes. A database recorded with a higher version refuses to open.
+    public var schemaVersion: Int = 1
+    /// The quality of service of the store's serial queue (low priority by design).
+    public var qualityOfService: DispatchQoS = .utility
+    /// The first delay before retrying after a transient failure; it doubles up to ``maximumRetryDelay``.
+    public var initialRetryDelay: TimeInterval = 0.05
+    public var maximumRetryDelay: TimeInterval = 5
+    /// Whether errors may show statement arguments (they may hold user data).
+    public var publicStatementArguments = false
+    /// Whether the file reclaims free pages incrementally (`auto_vacuum=INCREMENTAL`, set at creation).
+    public var incrementalVacuum = false
+    /// Custom SQL functions registered on the connection.
+    public var functions: [SQLFunction] = []
+    /// Where Strata's diagnostics go.
+    public var logger = Logger(label: "strata")
+    /// Called with the SQL of every statement the store runs, on the store's queue. For tests and
+    /// debugging: it sees exactly what reaches SQLite.
+    public var statementObserver: (@Sendable (String) -> Void)?
+
+    public init() {}
+
+    var connectionOptions: Connection.Options {
+        var options = Connection.Options()
+        options.synchronous = synchronous
+        options.busyTimeout = busyTimeout
+        options.publicArguments = publicStatementArguments
+        options.incrementalAutoVacuum = incrementalVacuum
+        return options
+    }
+}
