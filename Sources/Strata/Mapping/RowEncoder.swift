@@ -74,7 +74,12 @@ final class RowEncoder: Encoder {
 
     private func databaseValue<T: Encodable>(for value: T, type: AttributeType, key: String) throws -> DatabaseValue {
         if type == .json {
-            return .text(String(decoding: try json.encode(value), as: UTF8.self))
+            do {
+                return .text(String(decoding: try json.encode(value), as: UTF8.self))
+            } catch {
+                throw StrataError(.invalidValue, "\(schema.name).\(key) cannot be encoded as JSON: \(error)",
+                                  entity: schema.name, attribute: key)
+            }
         }
         if let convertible = value as? any DatabaseValueConvertible {
             return try Self.checked(convertible.databaseValue, value: value, key: key)

@@ -42,7 +42,13 @@ final class Statement {
         case .null: code = sqlite3_bind_null(handle, index)
         case .integer(let int): code = sqlite3_bind_int64(handle, index, int)
         case .real(let real): code = sqlite3_bind_double(handle, index, real)
-        case .text(let text): code = sqlite3_bind_text(handle, index, text, -1, strata_sqlite_transient())
+        case .text(let text):
+            // Bind the UTF-8 byte count, not -1: a String may hold NUL characters, which a
+            // NUL-terminated C string would silently cut off.
+            let utf8 = text.utf8CString
+            code = utf8.withUnsafeBufferPointer { bytes in
+                sqlite3_bind_text(handle, index, bytes.baseAddress, Int32(bytes.count - 1), strata_sqlite_transient())
+            }
         case .blob(let data):
             code = data.withUnsafeBytes { bytes in
                 // A zero-length blob must still bind as a blob, not NULL: pass a valid pointer.

@@ -40,6 +40,8 @@ public struct ChangeSet: Sendable {
     }
 
     private(set) var operations: [Operation] = []
+    /// The context that made the change set, if any: merges skip conflict checks for their own saves.
+    var author: ContextIdentity?
 
     public init() {}
 

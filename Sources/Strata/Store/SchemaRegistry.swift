@@ -2,6 +2,16 @@
 struct SchemaRegistry: Sendable {
     let schemas: [EntitySchema]
     private let byName: [String: EntitySchema]
+    /// The registered types, in registration order.
+    let types: [EntityType]
+
+    /// An entity metatype that can cross isolation domains.
+    ///
+    /// `@unchecked Sendable` is safe because a metatype is immutable, process-global type
+    /// metadata: sharing it between threads shares no mutable state.
+    struct EntityType: @unchecked Sendable {
+        let type: any Entity.Type
+    }
 
     init(_ types: [any Entity.Type]) throws {
         var schemas: [EntitySchema] = []
@@ -14,6 +24,7 @@ struct SchemaRegistry: Sendable {
             schemas.append(schema)
         }
         self.schemas = schemas
+        self.types = types.map(EntityType.init)
         self.byName = Dictionary(uniqueKeysWithValues: schemas.map { ($0.name, $0) })
     }
 

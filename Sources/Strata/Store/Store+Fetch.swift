@@ -65,8 +65,9 @@ extension Store {
 
     // MARK: On the queue
 
-    func fetch<E: Entity>(_ type: E.Type, _ resolved: ResolvedQuery, _ writer: Writer) throws -> [E] {
-        if let rows = try overlaidRows(resolved, writer) {
+    func fetch<E: Entity>(_ type: E.Type, _ resolved: ResolvedQuery, _ writer: Writer,
+                          pending: [PipelineState.Pending]? = nil) throws -> [E] {
+        if let rows = try overlaidRows(resolved, writer, pending: pending) {
             let decoder = try writer.statements(for: E.entityName).rowDecoder
             return try rows.map { try decoder.decode(E.self, from: $0) }
         }
@@ -75,8 +76,9 @@ extension Store {
     }
 
     /// The query's rows with pending change sets applied, or nil when none is pending for the entity.
-    func overlaidRows(_ resolved: ResolvedQuery, _ writer: Writer) throws -> [[DatabaseValue]]? {
-        let pending = pipeline.withLock { $0.pending }
+    func overlaidRows(_ resolved: ResolvedQuery, _ writer: Writer,
+                      pending: [PipelineState.Pending]? = nil) throws -> [[DatabaseValue]]? {
+        let pending = pending ?? pipeline.withLock { $0.pending }
         let overlay = PendingOverlay(schema: resolved.schema, pending: pending)
         if overlay.isEmpty { return nil }
         var sql = "SELECT \(resolved.selectList) FROM \(resolved.schema.table.quotedIdentifier)"

@@ -23,6 +23,8 @@ struct PipelineState {
     var failureObservers: [UUID: AsyncStream<StrataError>.Continuation] = [:]
     var acceptObservers: [UUID: @Sendable (UInt64, ChangeSet) -> Void] = [:]
     var isClosed = false
+    /// Whether a drain (a transaction) is running on the queue right now.
+    var isDraining = false
 
     /// Someone waiting for change sets to be resolved: `persist()` (through a sequence) or a
     /// ``Submission`` (exactly one sequence).
@@ -145,9 +147,11 @@ extension Store {
     func drain() {
         let batch = pipeline.withLock { state -> [PipelineState.Pending] in
             state.drainScheduled = false
+            state.isDraining = !state.pending.isEmpty
             return state.pending
         }
         guard let first = batch.first, let last = batch.last else { return }
+        defer { pipeline.withLock { $0.isDraining = false } }
         var failures: [UInt64: StrataError] = [:]
         do {
             try writer.run { writer in

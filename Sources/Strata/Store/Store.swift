@@ -34,6 +34,7 @@ public final class Store: Sendable {
     let queue: DispatchQueue
     let writer: QueueConfined<Writer>
     let pipeline = Locked(PipelineState())
+    let mainContextSlot = Locked(WeakMainContext())
     var logger: Logger { configuration.logger }
 
     private init(path: String, outcome: SchemaMigrator.Outcome, configuration: StoreConfiguration,

@@ -1,0 +1,75 @@
+import Foundation
+
+/// What one merge changed in a context: inserted, updated (with the changed attributes) and
+/// deleted object IDs per entity, and where the change came from.
+///
+/// ```swift
+/// for await change in main.changes() {
+///     let read = change.updated(Article.self).filter { $0.value.contains("isRead") }
+/// }
+/// ```
+public struct ContextChange: Sendable {
+    /// Where a merged change came from.
+    public enum Origin: Sendable, Hashable {
+        /// A context's save; the name given when the context was made ("main" for the main context).
+        case context(String)
+        /// A bulk update or delete submitted to the store directly.
+        case bulkOperation
+        /// A change set submitted to the store directly.
+        case store
+        /// Objects re-read from the store (catch-up after a warm start, or a failed save undone).
+        case reload
+    }
+
+    /// The changes to one entity. IDs are the stored primary-key values; use the typed accessors
+    /// on ``ContextChange`` to get `Entity.ID`s.
+    public struct EntityChanges: Sendable, Hashable {
+        public internal(set) var inserted: Set<DatabaseValue> = []
+        public internal(set) var updated: [DatabaseValue: Set<String>] = [:]
+        public internal(set) var deleted: Set<DatabaseValue> = []
+
+        public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+
+        mutating func insert(_ id: DatabaseValue) {
+            deleted.remove(id)
+            if updated[id] == nil { inserted.insert(id) }
+        }
+
+        mutating func update(_ id: DatabaseValue, keys: Set<String>) {
+            if keys.isEmpty || inserted.contains(id) { return }
+            updated[id, default: []].formUnion(keys)
+        }
+
+        mutating func delete(_ id: DatabaseValue) {
+            if inserted.remove(id) == nil { deleted.insert(id) }
+            updated[id] = nil
+        }
+    }
+
+    public let origin: Origin
+    /// The store sequence of the merged change set.
+    public let sequence: UInt64
+    /// Changes by entity name.
+    public internal(set) var entities: [String: EntityChanges] = [:]
+
+    public var isEmpty: Bool { entities.values.allSatisfy(\.isEmpty) }
+
+    public func inserted<E: Entity>(_ type: E.Type) -> Set<E.ID> {
+        Set((entities[E.entityName]?.inserted ?? []).compactMap(E.ID.fromDatabaseValue))
+    }
+
+    public func updated<E: Entity>(_ type: E.Type) -> [E.ID: Set<String>] {
+        var result: [E.ID: Set<String>] = [:]
+        for (key, keys) in entities[E.entityName]?.updated ?? [:] {
+            if let id = E.ID.fromDatabaseValue(key) { result[id] = keys }
+        }
+        return result
+    }
+
+    public func deleted<E: Entity>(_ type: E.Type) -> Set<E.ID> {
+        Set((entities[E.entityName]?.deleted ?? []).compactMap(E.ID.fromDatabaseValue))
+    }
+
+    /// Whether the change touches any object of `type`.
+    public func touches<E: Entity>(_ type: E.Type) -> Bool { !(entities[E.entityName]?.isEmpty ?? true) }
+}

@@ -1,0 +1,367 @@
+import Foundation
+
+/// The operations an ``ObjectGraph`` needs from a table without knowing its entity type.
+protocol AnyEntityTable: AnyObject {
+    var schema: EntitySchema { get }
+    var hasEdits: Bool { get }
+    var registeredCount: Int { get }
+    func merge(_ operation: ChangeSet.Operation, sequence: UInt64, isOwn: Bool, registersNew: Bool,
+               policy: MergePolicy, into changes: inout ContextChange.EntityChanges) throws
+    func appendEdits(to changes: inout ChangeSet) throws
+    func clearEdits()
+    func saveEditsState() -> Any
+    func restoreEditsState(_ state: Any)
+    var conflictingIDs: [DatabaseValue] { get }
+    func pruneDeletions(through sequence: UInt64)
+    func evict(keeping limit: Int, protected: Set<DatabaseValue>) -> Int
+}
+
+/// The objects of one entity that a context holds: saved copies with the store version they
+/// reflect, unsaved edits with the version they were made on, and (on the main context)
+/// in-memory indexes. Not thread-safe: owned by one context's isolation.
+final class EntityTable<E: Entity>: AnyEntityTable {
+    struct Record {
+        var value: E
+        var version: UInt64
+        var row: [DatabaseValue]?
+        var lastUse: UInt64
+    }
+
+    struct Edit {
+        enum Kind { case insert, update, delete }
+        var kind: Kind
+        var value: E?
+        /// The version of the copy the edit was made on (0 for a new object).
+        var baseVersion: UInt64
+        /// The copy the edit was made on, for property-level merges.
+        var base: E?
+        var isConflicted = false
+    }
+
+    let schema: EntitySchema
+    private(set) var records: [E.ID: Record] = [:]
+    private(set) var edits: [E.ID: Edit] = [:]
+    /// Deletions merged recently, so that an older fetch result does not bring objects back.
+    private var deletions: [E.ID: UInt64] = [:]
+    private var indexes: [InMemoryIndex<E.ID>] = []
+    private(set) var indexesEnabled = false
+    private var clock: UInt64 = 0
+    private lazy var encoder = RowEncoder(schema: schema)
+    private lazy var decoder = RowDecoder<[DatabaseValue]>(schema: schema)
+
+    init(schema: EntitySchema) {
+        self.schema = schema
+    }
+
+    var hasEdits: Bool { !edits.isEmpty }
+    var registeredCount: Int { records.count }
+    var conflictingIDs: [DatabaseValue] { edits.filter(\.value.isConflicted).map(\.key.databaseValue) }
+
+    // MARK: Reading
+
+    /// What the context shows for `id`: its unsaved edit if any, else its saved copy.
+    func visible(_ id: E.ID) -> E? {
+        if let edit = edits[id] { return edit.value }
+        guard records[id] != nil else { return nil }
+        clock += 1
+        records[id]!.lastUse = clock
+        return records[id]!.value
+    }
+
+    func row(_ id: E.ID) throws -> [DatabaseValue] {
+        if let row = records[id]?.row { return row }
+        let row = try encoder.encode(records[id]!.value)
+        if indexesEnabled { records[id]!.row = row }
+        return row
+    }
+
+    var visibleIDs: [E.ID] {
+        var ids = Array(records.keys.filter { edits[$0] == nil })
+        ids += edits.compactMap { $0.value.value == nil ? nil : $0.key }
+        return ids
+    }
+
+    /// The objects matching a query, evaluated in memory over what the context shows.
+    func query(_ resolved: ResolvedQuery) throws -> [E] {
+        resolved.window(try matchingEntries(resolved)).compactMap { visible($0.id) }
+    }
+
+    /// What the context shows for `id`, with its row.
+    func visibleRow(_ id: E.ID) throws -> [DatabaseValue]? {
+        if let edit = edits[id] { return try edit.value.map { try encoder.encode($0) } }
+        return records[id] == nil ? nil : try row(id)
+    }
+
+    /// The rows and IDs matching a query's filter, sorted by its order, without its window.
+    func matchingEntries(_ resolved: ResolvedQuery) throws -> [(row: [DatabaseValue], id: E.ID)] {
+        var candidates: [E.ID]
+        if let keys = resolved.filter.requiredKeys {
+            candidates = keys.compactMap(E.ID.fromDatabaseValue)
+        } else if let indexed = try indexedCandidates(resolved.filter) {
+            candidates = Array(indexed) + edits.keys.filter { !indexed.contains($0) }
+        } else {
+            candidates = visibleIDs
+        }
+        var matches: [(row: [DatabaseValue], id: E.ID)] = []
+        for id in candidates {
+            let row: [DatabaseValue]
+            if let edit = edits[id] {
+                guard let value = edit.value else { continue }
+                row = try encoder.encode(value)
+            } else if records[id] != nil {
+                row = try self.row(id)
+            } else {
+                continue
+            }
+            if resolved.filter.matches(row) { matches.append((row, id)) }
+        }
+        matches.sort { resolved.areInIncreasingOrder($0.row, $1.row) }
+        return matches
+    }
+
+    private func indexedCandidates(_ filter: ResolvedFilter) throws -> Set<E.ID>? {
+        let equalities = filter.requiredEqualities
+        guard !equalities.isEmpty, !schema.indexes.isEmpty else { return nil }
+        try enableIndexes()
+        return indexes.lazy.compactMap { $0.candidates(equalities) }.min { $0.count < $1.count }
+    }
+
+    /// Builds the in-memory indexes (once) and keeps them up to date from then on.
+    func enableIndexes() throws {
+        guard !indexesEnabled else { return }
+        indexesEnabled = true
+        indexes = try schema.indexes.map { index in
+            InMemoryIndex<E.ID>(positions: try index.attributes.map(schema.requirePosition(of:)), schema: schema)
+        }
+        for id in Array(records.keys) {
+            let row = try self.row(id)
+            records[id]!.row = row
+            for index in indexes { index.insert(id, row: row) }
+        }
+    }
+
+    // MARK: Registering fetched objects
+
+    /// Registers objects read from the store as of `sequence`, keeping newer copies and edits.
+    func register(_ values: [E], asOf sequence: UInt64) throws {
+        for value in values {
+            let id = value.id
+            if let existing = records[id], existing.version >= sequence { continue }
+            if let deleted = deletions[id], deleted > sequence { continue }
+            try store(value, version: sequence)
+        }
+    }
+
+    private func store(_ value: E, version: UInt64) throws {
+        let id = value.id
+        clock += 1
+        if indexesEnabled {
+            if let old = records[id]?.row { for index in indexes { index.remove(id, row: old) } }
+            let row = try encoder.encode(value)
+            for index in indexes { index.insert(id, row: row) }
+            records[id] = Record(value: value, version: version, row: row, lastUse: clock)
+        } else {
+            records[id] = Record(value: value, version: version, row: nil, lastUse: clock)
+        }
+    }
+
+    private func remove(_ id: E.ID, sequence: UInt64) {
+        if let old = records.removeValue(forKey: id), let row = old.row {
+            for index in indexes { index.remove(id, row: row) }
+        }
+        deletions[id] = sequence
+    }
+
+    func pruneDeletions(through sequence: UInt64) {
+        deletions = deletions.filter { $0.value > sequence }
+    }
+
+    // MARK: Local edits
+
+    func insert(_ value: E) {
+        let existing = edits[value.id]
+        let saved = records[value.id]
+        edits[value.id] = Edit(kind: saved == nil && existing?.kind != .update ? .insert : .update, value: value,
+                               baseVersion: existing?.baseVersion ?? saved?.version ?? 0,
+                               base: existing?.base ?? saved?.value)
+    }
+
+    func update(_ value: E) throws {
+        guard edits[value.id]?.value != nil || records[value.id] != nil else {
+            throw StrataError(.objectNotFound, "cannot update \(schema.name) \(value.id): the context does not hold it; "
+                              + "fetch it first or insert it", entity: schema.name, objectID: "\(value.id)")
+        }
+        let existing = edits[value.id]
+        edits[value.id] = Edit(kind: existing?.kind == .insert ? .insert : .update, value: value,
+                               baseVersion: existing?.baseVersion ?? records[value.id]!.version,
+                               base: existing?.base ?? records[value.id]?.value, isConflicted: existing?.isConflicted ?? false)
+    }
+
+    func delete(_ id: E.ID) {
+        if let existing = edits[id], existing.kind == .insert, records[id] == nil {
+            edits[id] = nil
+            return
+        }
+        guard let saved = records[id] else { return }
+        edits[id] = Edit(kind: .delete, value: nil, baseVersion: edits[id]?.baseVersion ?? saved.version,
+                         base: edits[id]?.base ?? saved.value, isConflicted: edits[id]?.isConflicted ?? false)
+    }
+
+    func appendEdits(to changes: inout ChangeSet) throws {
+        for (id, edit) in edits.sorted(by: { $0.key < $1.key }) {
+            switch edit.kind {
+            case .insert: changes.upsert(edit.value!)
+            case .update: changes.update(edit.value!)
+            case .delete: changes.delete(E.self, id: id)
+            }
+        }
+    }
+
+    func clearEdits() { edits.removeAll() }
+    func saveEditsState() -> Any { edits }
+    func restoreEditsState(_ state: Any) { edits = state as? [E.ID: Edit] ?? [:] }
+
+    func discardEdit(_ id: E.ID) { edits[id] = nil }
+
+    // MARK: Merging
+
+    func merge(_ operation: ChangeSet.Operation, sequence: UInt64, isOwn: Bool, registersNew: Bool,
+               policy: MergePolicy, into changes: inout ContextChange.EntityChanges) throws {
+        switch operation {
+        case .save(let object, _):
+            guard let value = object as? E else { return }
+            try mergeValue(value, sequence: sequence, isOwn: isOwn, registersNew: registersNew, policy: policy,
+                           changes: &changes)
+        case .delete(_, let key):
+            guard let id = E.ID.fromDatabaseValue(key) else { return }
+            mergeDeletion(id, sequence: sequence, isOwn: isOwn, policy: policy, changes: &changes)
+        case .bulkUpdate(_, let target, let assignments):
+            let positions = try assignments.map { (try schema.requirePosition(of: $0.attribute), $0.value) }
+            for id in try targets(target) {
+                var row = try self.row(id)
+                for (position, value) in positions { row[position] = value }
+                try mergeValue(try decoder.decode(E.self, from: row), sequence: sequence, isOwn: isOwn,
+                               registersNew: false, policy: policy, changes: &changes)
+            }
+        case .bulkDelete(_, let target):
+            for id in try targets(target) {
+                mergeDeletion(id, sequence: sequence, isOwn: isOwn, policy: policy, changes: &changes)
+            }
+        }
+    }
+
+    private func targets(_ target: ChangeSet.BulkTarget) throws -> [E.ID] {
+        switch target {
+        case .ids(let keys): return keys.compactMap(E.ID.fromDatabaseValue).filter { records[$0] != nil }
+        case .filter(let filter):
+            let resolved = try ResolvedFilter(filter, schema: schema)
+            if let keys = resolved.requiredKeys {
+                return keys.compactMap(E.ID.fromDatabaseValue).filter { records[$0] != nil }
+            }
+            var ids: [E.ID] = []
+            let indexed = try indexedCandidates(resolved)
+            for id in indexed.map(Array.init) ?? Array(records.keys) where records[id] != nil {
+                if resolved.matches(try row(id)) { ids.append(id) }
+            }
+            return ids
+        }
+    }
+
+    private func mergeValue(_ value: E, sequence: UInt64, isOwn: Bool, registersNew: Bool, policy: MergePolicy,
+                            changes: inout ContextChange.EntityChanges) throws {
+        let id = value.id
+        let existing = records[id]
+        if let existing, existing.version >= sequence { return }
+        guard existing != nil || registersNew || edits[id] != nil else { return }
+        if var edit = edits[id], sequence > edit.baseVersion {
+            if isOwn {
+                edit.baseVersion = sequence
+                edits[id] = edit
+            } else {
+                try resolve(&edit, id: id, remote: value, sequence: sequence, policy: policy)
+                edits[id] = edit.kind == .insert && edit.value == nil ? nil : edit
+            }
+        }
+        let key = id.databaseValue
+        if let existing {
+            let changed = try changedKeys(existing.value, value)
+            try store(value, version: sequence)
+            changes.update(key, keys: changed)
+        } else {
+            try store(value, version: sequence)
+            changes.insert(key)
+        }
+    }
+
+    private func mergeDeletion(_ id: E.ID, sequence: UInt64, isOwn: Bool, policy: MergePolicy,
+                               changes: inout ContextChange.EntityChanges) {
+        if let existing = records[id], existing.version >= sequence { return }
+        if var edit = edits[id], sequence > edit.baseVersion, !isOwn {
+            switch policy {
+            case .localWins:
+                edit.baseVersion = sequence
+                if edit.kind == .update { edit.kind = .insert }
+                edits[id] = edit.kind == .delete ? nil : edit
+            case .storeWins, .mergeProperties:
+                edits[id] = nil
+            case .reportConflict:
+                edit.isConflicted = true
+                edits[id] = edit
+            }
+        }
+        let wasHeld = records[id] != nil
+        remove(id, sequence: sequence)
+        if wasHeld { changes.delete(id.databaseValue) }
+    }
+
+    private func resolve(_ edit: inout Edit, id: E.ID, remote: E, sequence: UInt64, policy: MergePolicy) throws {
+        switch policy {
+        case .localWins:
+            edit.baseVersion = sequence
+        case .storeWins:
+            edit.value = nil
+            edit.kind = .insert   // marks the edit for removal by the caller
+        case .mergeProperties:
+            guard edit.kind != .delete, let local = edit.value else {
+                edit.baseVersion = sequence
+                return
+            }
+            let localRow = try encoder.encode(local)
+            let baseRow = try edit.base.map { try encoder.encode($0) }
+            var merged = try encoder.encode(remote)
+            for position in merged.indices where baseRow == nil || baseRow![position] != localRow[position] {
+                merged[position] = localRow[position]
+            }
+            edit.value = try decoder.decode(E.self, from: merged)
+            edit.base = remote
+            edit.baseVersion = sequence
+        case .reportConflict:
+            edit.isConflicted = true
+        }
+    }
+
+    private func changedKeys(_ old: E, _ new: E) throws -> Set<String> {
+        let before = try encoder.encode(old)
+        let after = try encoder.encode(new)
+        var keys: Set<String> = []
+        for position in before.indices where before[position] != after[position] {
+            keys.insert(schema.attributes[position].name)
+        }
+        return keys
+    }
+
+    // MARK: Memory
+
+    /// Evicts the least recently used saved copies beyond `limit`, except protected and edited ones.
+    func evict(keeping limit: Int, protected: Set<DatabaseValue>) -> Int {
+        guard records.count > limit else { return 0 }
+        let candidates = records.filter { edits[$0.key] == nil && !protected.contains($0.key.databaseValue) }
+            .sorted { $0.value.lastUse < $1.value.lastUse }
+        let excess = records.count - limit
+        for (id, record) in candidates.prefix(excess) {
+            records[id] = nil
+            if let row = record.row { for index in indexes { index.remove(id, row: row) } }
+        }
+        return min(excess, candidates.count)
+    }
+}

@@ -1,0 +1,83 @@
+/// A hash index over one or more attributes of the objects a context holds, so that queries with
+/// equality conditions on the index's leading attributes do not scan (e.g. `feedID == 7 &&
+/// isRead == false` over the `(feedID, isRead)` index).
+final class InMemoryIndex<ID: Hashable> {
+    let positions: [Int]
+    /// One map per prefix length: `maps[0]` keys on the first attribute, `maps[1]` on the first two…
+    private var maps: [[[DatabaseValue]: Set<ID>]]
+    private let types: [AttributeType]
+
+    init(positions: [Int], schema: EntitySchema) {
+        self.positions = positions
+        self.types = positions.map { schema.attributes[$0].type }
+        self.maps = Array(repeating: [:], count: positions.count)
+    }
+
+    func insert(_ id: ID, row: [DatabaseValue]) {
+        var key: [DatabaseValue] = []
+        for (level, position) in positions.enumerated() {
+            key.append(Self.normalized(row[position], types[level]))
+            maps[level][key, default: []].insert(id)
+        }
+    }
+
+    func remove(_ id: ID, row: [DatabaseValue]) {
+        var key: [DatabaseValue] = []
+        for (level, position) in positions.enumerated() {
+            key.append(Self.normalized(row[position], types[level]))
+            maps[level][key]?.remove(id)
+            if maps[level][key]?.isEmpty == true { maps[level][key] = nil }
+        }
+    }
+
+    /// The IDs whose leading attributes equal the given values, using the longest usable
+    /// prefix; nil when the first attribute has no equality condition.
+    func candidates(_ equalities: [Int: DatabaseValue]) -> Set<ID>? {
+        var key: [DatabaseValue] = []
+        for (level, position) in positions.enumerated() {
+            guard let value = equalities[position] else { break }
+            key.append(Self.normalized(value, types[level]))
+        }
+        guard !key.isEmpty else { return nil }
+        return maps[key.count - 1][key] ?? []
+    }
+
+    /// Values that SQLite considers equal hash equal here: numbers take their attribute's class.
+    static func normalized(_ value: DatabaseValue, _ type: AttributeType) -> DatabaseValue {
+        switch (type.sqlType, value) {
+        case ("INTEGER", .real(let real)): return Int64(exactly: real).map(DatabaseValue.integer) ?? value
+        case ("REAL", .integer(let int)): return .real(Double(int))
+        default: return value
+        }
+    }
+}
+
+extension ResolvedFilter {
+    /// The `attribute == value` conditions that every matching row must satisfy (top-level AND).
+    var requiredEqualities: [Int: DatabaseValue] {
+        var result: [Int: DatabaseValue] = [:]
+        func collect(_ node: Node) {
+            switch node {
+            case .compare(let position, .equal, let value): result[position] = value
+            case .and(let nodes): nodes.forEach(collect)
+            default: break
+            }
+        }
+        collect(node)
+        return result
+    }
+
+    /// The primary keys a matching row must have, when the filter pins them (`id == x`, `id IN […]`).
+    var requiredKeys: [DatabaseValue]? {
+        let key = schema.primaryKeyIndex
+        func keys(_ node: Node) -> [DatabaseValue]? {
+            switch node {
+            case .compare(key, .equal, let value): return [value]
+            case .isIn(key, let values): return values
+            case .and(let nodes): return nodes.lazy.compactMap(keys).first
+            default: return nil
+            }
+        }
+        return keys(node)
+    }
+}

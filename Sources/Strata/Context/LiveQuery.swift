@@ -1,0 +1,239 @@
+import Foundation
+import Observation
+
+/// How a live query's result changed: a `CollectionDifference` of IDs that turns the previous
+/// result into the new one (moves are removal/insertion pairs associated with each other), and
+/// the IDs whose values changed (present before and after).
+public struct LiveQueryDiff<ID: Hashable & Sendable>: Sendable {
+    public let difference: CollectionDifference<ID>
+    public let updated: Set<ID>
+    /// The store sequence of the change that caused it.
+    public let sequence: UInt64
+}
+
+@MainActor
+protocol LiveQueryUpdating: AnyObject {
+    func apply(_ change: ContextChange, in context: MainContext)
+    var heldKeys: [DatabaseValue] { get }
+}
+
+/// A query result kept current from the change sets merged into the main context, like
+/// `NSFetchedResultsController`: ``values`` always equals re-running the query in memory, and
+/// ``diffs()`` streams how each change moved it. It is `@Observable`, so SwiftUI views that read
+/// ``values`` update by themselves.
+///
+/// ```swift
+/// let unread = main.observe(Query<Article>(where: Attribute("isRead") == false,
+///                                          sortedBy: [Attribute("published").descending], limit: 50))
+/// for await diff in unread.diffs() { tableView.apply(diff.difference) }
+/// ```
+/// Maintenance is incremental — no SQL when the entity is resident. For other entities the
+/// query is fetched from the root once (and again after bulk operations, whose objects the
+/// context may not hold), then kept current from merges.
+@MainActor
+@Observable
+public final class LiveQuery<E: Entity>: LiveQueryUpdating {
+    /// The current result, in the query's order and window.
+    public private(set) var values: [E] = []
+    /// The IDs of ``values``.
+    public private(set) var ids: [E.ID] = []
+
+    public let query: Query<E>
+    @ObservationIgnored private let resolved: ResolvedQuery
+    @ObservationIgnored private weak var context: MainContext?
+    /// Every matching entry (rows and IDs) in order, without the window.
+    @ObservationIgnored private var entries: [(row: [DatabaseValue], id: E.ID)] = []
+    @ObservationIgnored private var members: [E.ID: [DatabaseValue]] = [:]
+    @ObservationIgnored private var streams: [UUID: AsyncStream<LiveQueryDiff<E.ID>>.Continuation] = [:]
+    @ObservationIgnored private let key = UUID()
+
+    init(query: Query<E>, context: MainContext) throws {
+        self.query = query
+        self.context = context
+        self.resolved = try ResolvedQuery(query, schema: context.store.registry.schema(for: E.self))
+        try recompute(sequence: context.graph.mergedSequence, publish: false)
+        context.liveQueries[key] = self
+        if !E.isResident { refetch() }
+    }
+
+    /// A stream of diffs, one per change that altered the result.
+    public func diffs() -> AsyncStream<LiveQueryDiff<E.ID>> {
+        let id = UUID()
+        let (stream, continuation) = AsyncStream<LiveQueryDiff<E.ID>>.makeStream()
+        continuation.onTermination = { _ in Task { @MainActor in self.streams[id] = nil } }
+        streams[id] = continuation
+        return stream
+    }
+
+    /// Stops updating.
+    public func cancel() {
+        context?.liveQueries[key] = nil
+        for stream in streams.values { stream.finish() }
+        streams.removeAll()
+    }
+
+    var heldKeys: [DatabaseValue] { ids.map(\.databaseValue) }
+
+    func apply(_ change: ContextChange, in context: MainContext) {
+        guard let changes = change.entities[E.entityName], !changes.isEmpty else { return }
+        let changed = Set(changes.inserted.union(changes.deleted).union(changes.updated.keys).compactMap(E.ID.fromDatabaseValue))
+        do {
+            if changed.count > max(64, entries.count / 8) {
+                try recompute(sequence: change.sequence, publish: true, updated: changed)
+            } else {
+                try update(changed, sequence: change.sequence)
+            }
+        } catch {
+            context.store.logger.error("live query update failed", metadata: ["error": "\(error)"])
+        }
+        if !E.isResident, change.origin == .bulkOperation { refetch() }
+    }
+
+    private func table() throws -> EntityTable<E> {
+        guard let context else { throw StrataError(.closed, "the main context is gone") }
+        return try context.graph.table(E.self)
+    }
+
+    private func refetch() {
+        var fetchQuery = query
+        if let limit = query.limit { fetchQuery.limit = limit + query.offset }
+        fetchQuery.offset = 0
+        Task { [weak self] in
+            guard let context = self?.context else { return }
+            do {
+                _ = try await context.fetch(fetchQuery)
+                try self?.recompute(sequence: context.graph.mergedSequence, publish: true)
+            } catch {
+                context.store.logger.error("live query fetch failed", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// Re-runs the query over the context and diffs the result against the previous one.
+    private func recompute(sequence: UInt64, publish: Bool, updated: Set<E.ID> = []) throws {
+        let oldIDs = ids
+        entries = try table().matchingEntries(resolved)
+        members = Dictionary(uniqueKeysWithValues: entries.map { ($0.id, $0.row) })
+        let newIDs = resolved.window(entries).map(\.id)
+        let difference = OrderedDifference.make(from: oldIDs, to: newIDs)
+        let kept = Set(oldIDs).intersection(newIDs)
+        publishResult(newIDs, difference: difference, updated: updated.intersection(kept), sequence: sequence,
+                      publish: publish)
+    }
+
+    /// Applies a few changed IDs by binary search instead of re-running the query.
+    private func update(_ changed: Set<E.ID>, sequence: UInt64) throws {
+        let table = try table()
+        let oldIDs = ids
+        var updated: Set<E.ID> = []
+        for id in changed {
+            if let oldRow = members.removeValue(forKey: id) {
+                entries.remove(at: position(of: oldRow, id))
+            }
+            if let row = try table.visibleRow(id), resolved.filter.matches(row) {
+                entries.insert((row, id), at: insertionIndex(row, id))
+                members[id] = row
+                updated.insert(id)
+            }
+        }
+        let newIDs = resolved.window(entries).map(\.id)
+        let difference = OrderedDifference.make(from: oldIDs, to: newIDs, changed: changed)
+        let kept = Set(oldIDs).intersection(newIDs)
+        publishResult(newIDs, difference: difference, updated: updated.intersection(kept), sequence: sequence,
+                      publish: true)
+    }
+
+    private func publishResult(_ newIDs: [E.ID], difference: CollectionDifference<E.ID>, updated: Set<E.ID>,
+                               sequence: UInt64, publish: Bool) {
+        guard let context else { return }
+        guard !difference.isEmpty || !updated.isEmpty || !publish else { return }
+        ids = newIDs
+        let table = try? context.graph.table(E.self)
+        values = newIDs.compactMap { table?.visible($0) }
+        guard publish else { return }
+        let diff = LiveQueryDiff(difference: difference, updated: updated, sequence: sequence)
+        for stream in streams.values { stream.yield(diff) }
+    }
+
+    private func insertionIndex(_ row: [DatabaseValue], _ id: E.ID) -> Int {
+        var low = 0, high = entries.count
+        while low < high {
+            let mid = (low + high) / 2
+            if resolved.areInIncreasingOrder(entries[mid].row, row) { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    private func position(of row: [DatabaseValue], _ id: E.ID) -> Int {
+        let index = insertionIndex(row, id)
+        if index < entries.count, entries[index].id == id { return index }
+        return entries.firstIndex { $0.id == id }!
+    }
+}
+
+extension MainContext {
+    /// A live result for `query`, kept current from every merge (see ``LiveQuery``).
+    public func observe<E: Entity>(_ query: Query<E>) throws -> LiveQuery<E> {
+        try LiveQuery(query: query, context: self)
+    }
+}
+
+/// Differences between two orderings of unique IDs, in O(n log n): removals and insertions for
+/// IDs that left or joined, and associated removal/insertion pairs for IDs whose relative order
+/// changed (those outside a longest increasing subsequence).
+enum OrderedDifference {
+    static func make<ID: Hashable>(from old: [ID], to new: [ID], changed: Set<ID>? = nil) -> CollectionDifference<ID> {
+        var oldOffsets: [ID: Int] = [:]
+        oldOffsets.reserveCapacity(old.count)
+        for (offset, id) in old.enumerated() { oldOffsets[id] = offset }
+        var newOffsets: [ID: Int] = [:]
+        newOffsets.reserveCapacity(new.count)
+        for (offset, id) in new.enumerated() { newOffsets[id] = offset }
+
+        // Old offsets of kept IDs, in new order; the longest increasing run stays in place.
+        let kept = new.compactMap { oldOffsets[$0] }
+        let stable = longestIncreasingSubsequence(kept)
+        var changes: [CollectionDifference<ID>.Change] = []
+        for (offset, id) in old.enumerated() {
+            if let newOffset = newOffsets[id] {
+                if !stable.contains(offset) {
+                    changes.append(.remove(offset: offset, element: id, associatedWith: newOffset))
+                }
+            } else {
+                changes.append(.remove(offset: offset, element: id, associatedWith: nil))
+            }
+        }
+        for (offset, id) in new.enumerated() {
+            if let oldOffset = oldOffsets[id] {
+                if !stable.contains(oldOffset) {
+                    changes.append(.insert(offset: offset, element: id, associatedWith: oldOffset))
+                }
+            } else {
+                changes.append(.insert(offset: offset, element: id, associatedWith: nil))
+            }
+        }
+        return CollectionDifference(changes)!
+    }
+
+    /// The values of one longest strictly increasing subsequence.
+    static func longestIncreasingSubsequence(_ values: [Int]) -> Set<Int> {
+        var tails: [Int] = []          // indexes into values
+        var previous = Array(repeating: -1, count: values.count)
+        for (index, value) in values.enumerated() {
+            var low = 0, high = tails.count
+            while low < high {
+                let mid = (low + high) / 2
+                if values[tails[mid]] < value { low = mid + 1 } else { high = mid }
+            }
+            if low > 0 { previous[index] = tails[low - 1] }
+            if low == tails.count { tails.append(index) } else { tails[low] = index }
+        }
+        var result: Set<Int> = []
+        var cursor = tails.last ?? -1
+        while cursor >= 0 {
+            result.insert(values[cursor])
+            cursor = previous[cursor]
+        }
+        return result
+    }
+}

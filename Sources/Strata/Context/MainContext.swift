@@ -1,0 +1,295 @@
+import Foundation
+import Observation
+
+/// The UI's object graph: an in-memory child of the root store, isolated to the main actor.
+///
+/// Reads are synchronous and served from memory — they never run SQL and never wait for a
+/// write. Resident entities (``Entity/isResident``) are held whole once
+/// ``loadResidentEntities()`` ran; other entities hold what was fetched into the context or
+/// merged into it. Every change set the store accepts from elsewhere is merged in the store's
+/// order, and observers get one ``ContextChange`` per merge that changed something.
+///
+/// ```swift
+/// let main = store.mainContext
+/// try await main.loadResidentEntities()
+/// let unread = try main.objects(matching: Query<Article>(where: Attribute("isRead") == false,
+///                                                       sortedBy: [Attribute("published").descending]))
+/// var article = unread[0]
+/// article.isStarred = true
+/// try main.update(article)
+/// try main.save()          // pushes to the root; returns without waiting for disk
+/// ```
+///
+/// Objects are values: a copy handed to a network call or another thread is detached from the
+/// context by construction. Two reads of one ID always agree, and show the context's unsaved
+/// edit when there is one.
+@MainActor
+public final class MainContext {
+    /// The store this context belongs to.
+    public nonisolated let store: Store
+    let graph: ObjectGraph
+    let mailbox = Locked(Mailbox())
+    private var observers: [UUID: @MainActor (ContextChange) -> Void] = [:]
+    private var streams: [UUID: AsyncStream<ContextChange>.Continuation] = [:]
+    var liveQueries: [UUID: any LiveQueryUpdating] = [:]
+    private var inFlightFetches = 0
+    private var observerID: UUID?
+
+    /// How many saved copies of non-resident entities the context keeps before evicting the least
+    /// recently used ones that no live query shows and that have no unsaved edits.
+    public var registeredObjectLimit = 20_000
+
+    /// What happens when a merge touches an object with unsaved edits. Default: `.localWins`.
+    public var mergePolicy: MergePolicy {
+        get { graph.policy }
+        set { graph.policy = newValue }
+    }
+
+    struct Mailbox {
+        var items: [(UInt64, ChangeSet)] = []
+        var isScheduled = false
+    }
+
+    init(store: Store) {
+        self.store = store
+        let identity = ContextIdentity(id: UUID(), name: "main")
+        // Register first, then read the sequence: nothing accepted after it is missed. The
+        // observer holds the context weakly, so the store never keeps it alive.
+        let placeholder = Locked(WeakMainContext())
+        let (id, sequence) = store.addAcceptObserver { sequence, changes in
+            placeholder.withLock { $0.context }?.enqueue(sequence, changes)
+        }
+        graph = ObjectGraph(registry: store.registry, identity: identity, policy: .localWins, registersNew: true,
+                            keepsIndexes: true, startingAt: sequence)
+        observerID = id
+        placeholder.withLock { $0.context = self }
+    }
+
+    isolated deinit {
+        if let observerID { store.removeAcceptObserver(observerID) }
+    }
+
+    /// Called by the store, in acceptance order, while it holds its pipeline lock: only enqueues.
+    nonisolated func enqueue(_ sequence: UInt64, _ changes: ChangeSet) {
+        let schedule = mailbox.withLock { box -> Bool in
+            box.items.append((sequence, changes))
+            defer { box.isScheduled = true }
+            return !box.isScheduled
+        }
+        if schedule {
+            Task { @MainActor in self.mergePending() }
+        }
+    }
+
+    /// Merges every change set waiting in the mailbox, in order, and notifies observers.
+    func mergePending() {
+        let items = mailbox.withLock { box -> [(UInt64, ChangeSet)] in
+            box.isScheduled = false
+            defer { box.items.removeAll() }
+            return box.items
+        }
+        for (sequence, changes) in items {
+            do {
+                if let change = try graph.merge(sequence: sequence, changes: changes), !change.isEmpty {
+                    publish(change)
+                }
+            } catch {
+                store.logger.error("merge into the main context failed", metadata: ["error": "\(error)"])
+            }
+        }
+        evictIfNeeded()
+    }
+
+    func publish(_ change: ContextChange) {
+        for query in liveQueries.values { query.apply(change, in: self) }
+        for observer in observers.values { observer(change) }
+        for stream in streams.values { stream.yield(change) }
+    }
+
+    // MARK: Reading (memory only)
+
+    /// The object with this ID, if the context holds it. Never runs SQL.
+    public func object<E: Entity>(_ type: E.Type, id: E.ID) -> E? {
+        (try? graph.table(type))?.visible(id)
+    }
+
+    /// Every object of an entity the context holds (all of them for a resident entity), in ID order.
+    public func objects<E: Entity>(_ type: E.Type) -> [E] {
+        (try? objects(matching: Query<E>())) ?? []
+    }
+
+    /// The objects the context holds that match `query`, evaluated in memory with the same
+    /// semantics as SQL, using in-memory indexes for equality conditions. Never runs SQL.
+    public func objects<E: Entity>(matching query: Query<E>) throws -> [E] {
+        let table = try graph.table(E.self)
+        return try table.query(ResolvedQuery(query, schema: table.schema))
+    }
+
+    /// The number of held objects matching `query`.
+    public func count<E: Entity>(matching query: Query<E>) throws -> Int {
+        try objects(matching: query).count
+    }
+
+    // MARK: Fetching (asks the root)
+
+    /// Fetches from the root store (SQL plus the root's pending changes), registers the results,
+    /// and returns the context's copies (unsaved edits win). The SQL runs on the store's queue.
+    public func fetch<E: Entity>(_ query: Query<E>) async throws -> [E] {
+        inFlightFetches += 1
+        defer { fetchFinished() }
+        let (values, sequence) = try await store.fetchSnapshot(query)
+        mergePending()
+        let table = try graph.table(E.self)
+        try table.register(values, asOf: sequence)
+        return values.compactMap { table.visible($0.id) }
+    }
+
+    /// The objects with these IDs — from memory when held, else fetched from the root and
+    /// registered (Core Data's `object(with:)` for IDs found on a worker). In the order given.
+    public func materialize<E: Entity>(_ type: E.Type, ids: [E.ID]) async throws -> [E] {
+        let table = try graph.table(E.self)
+        let missing = ids.filter { table.visible($0) == nil }
+        if !missing.isEmpty {
+            _ = try await fetch(Query<E>(where: Attribute(table.schema.primaryKey.name).in(missing)))
+        }
+        return ids.compactMap { table.visible($0) }
+    }
+
+    /// Loads every object of every resident entity from the root.
+    public func loadResidentEntities() async throws {
+        for entity in store.registry.types where entity.type.isResident {
+            try await loadAll(entity.type)
+        }
+    }
+
+    private func loadAll<E: Entity>(_ type: E.Type) async throws {
+        _ = try await fetch(Query<E>())
+    }
+
+    private func fetchFinished() {
+        inFlightFetches -= 1
+        if inFlightFetches == 0 {
+            for table in graph.tables.values { table.pruneDeletions(through: graph.mergedSequence) }
+        }
+    }
+
+    // MARK: Editing
+
+    /// Inserts an object; saved by ``save()``.
+    public func insert<E: Entity>(_ object: E) throws { try graph.table(E.self).insert(object) }
+
+    /// Replaces an object the context holds with an edited copy; saved by ``save()``.
+    /// - Throws: `.objectNotFound` when the context does not hold the object.
+    public func update<E: Entity>(_ object: E) throws { try graph.table(E.self).update(object) }
+
+    /// Deletes an object; saved by ``save()``.
+    public func delete<E: Entity>(_ type: E.Type, id: E.ID) throws { try graph.table(type).delete(id) }
+
+    /// Whether there are unsaved edits.
+    public var hasChanges: Bool { graph.hasChanges }
+
+    /// Pushes the unsaved edits to the root as one change set and returns at once: the root
+    /// commits in the background (``Submission/committed()`` or ``Store/persist()`` wait for it).
+    /// Observers get the change immediately. Returns nil when there was nothing to save.
+    /// - Throws: `.conflict` with the conflicting IDs under ``MergePolicy/reportConflict``.
+    @discardableResult
+    public func save() throws -> Submission? {
+        guard let (submission, change) = try graph.save(to: store) else { return nil }
+        if !change.isEmpty { publish(change) }
+        return submission
+    }
+
+    /// Discards every unsaved edit.
+    public func rollback() { graph.rollback() }
+
+    /// The IDs of unsaved edits that conflict with changes saved elsewhere (``MergePolicy/reportConflict``).
+    public var conflictingIDs: [DatabaseValue] { graph.tables.values.flatMap(\.conflictingIDs) }
+
+    /// Runs `body`; if it throws, the edits it made are undone and the error is rethrown.
+    public func atomically<T>(_ body: () throws -> T) rethrows -> T { try graph.atomically(body) }
+
+    /// Sets attributes of every object whose ID is in `ids`, in one statement at the root, and
+    /// patches this context, its live queries and observers as if each object had been saved.
+    @discardableResult
+    public func updateAll<E: Entity, C: Collection>(
+        _ type: E.Type, ids: C, set values: [String: any DatabaseValueConvertible]
+    ) throws -> Submission where C.Element == E.ID {
+        let submission = try store.updateAll(type, ids: ids, set: values)
+        mergePending()
+        return submission
+    }
+
+    /// Sets attributes of every object matching `filter`, in one statement at the root, and
+    /// patches this context like ``updateAll(_:ids:set:)``.
+    @discardableResult
+    public func updateAll<E: Entity>(
+        _ type: E.Type, where filter: Filter, set values: [String: any DatabaseValueConvertible]
+    ) throws -> Submission {
+        let submission = try store.updateAll(type, where: filter, set: values)
+        mergePending()
+        return submission
+    }
+
+    // MARK: Observing
+
+    /// A stream of every change merged into or saved from this context.
+    public func changes() -> AsyncStream<ContextChange> {
+        let id = UUID()
+        let (stream, continuation) = AsyncStream<ContextChange>.makeStream()
+        continuation.onTermination = { _ in Task { @MainActor in self.streams[id] = nil } }
+        streams[id] = continuation
+        return stream
+    }
+
+    /// Calls `handler` on the main actor with every change merged into or saved from this
+    /// context, until the returned observation is cancelled.
+    public func onChange(_ handler: @escaping @MainActor (ContextChange) -> Void) -> ChangeObservation {
+        let id = UUID()
+        observers[id] = handler
+        return ChangeObservation { [weak self] in self?.observers[id] = nil }
+    }
+
+    // MARK: Memory
+
+    private func evictIfNeeded() {
+        let protected = Set(liveQueries.values.flatMap { $0.heldKeys })
+        for table in graph.tables.values where !table.schema.isResident {
+            _ = table.evict(keeping: registeredObjectLimit, protected: protected)
+        }
+    }
+
+    /// The number of saved copies the context holds for an entity.
+    public func registeredCount<E: Entity>(_ type: E.Type) -> Int {
+        (try? graph.table(type))?.registeredCount ?? 0
+    }
+}
+
+/// A registration made by ``MainContext/onChange(_:)``; ``cancel()`` ends it.
+@MainActor
+public final class ChangeObservation {
+    private var cancellation: (@MainActor () -> Void)?
+    init(_ cancellation: @escaping @MainActor () -> Void) { self.cancellation = cancellation }
+    public func cancel() {
+        cancellation?()
+        cancellation = nil
+    }
+}
+
+struct WeakMainContext: Sendable {
+    weak var context: MainContext?
+}
+
+extension Store {
+    /// The store's main context: created on first use, and the same instance for as long as
+    /// someone holds it. It holds the store; the store does not hold it (keep a reference, as
+    /// a UI keeps its view context).
+    @MainActor
+    public var mainContext: MainContext {
+        mainContextSlot.withLock { slot in
+            if let existing = slot.context { return existing }
+            let created = MainContext(store: self)
+            slot.context = created
+            return created
+        }
+    }
+}

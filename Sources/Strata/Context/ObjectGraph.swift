@@ -1,0 +1,124 @@
+import Foundation
+
+/// The object graph of one context: a table per entity, merges of the store's change sets in
+/// the store's order, local edits, and saves. Not thread-safe: owned by one context's isolation
+/// (the main actor, or a worker actor).
+final class ObjectGraph {
+    let registry: SchemaRegistry
+    let identity: ContextIdentity
+    var policy: MergePolicy
+    /// Whether merges register objects the context did not hold (the main context does; workers
+    /// only update what they fetched).
+    let registersNew: Bool
+    /// Whether tables keep rows and in-memory indexes (the main context, which serves queries).
+    let keepsIndexes: Bool
+    private(set) var tables: [String: AnyEntityTable] = [:]
+    /// The last store sequence merged.
+    private(set) var mergedSequence: UInt64
+
+    init(registry: SchemaRegistry, identity: ContextIdentity, policy: MergePolicy, registersNew: Bool,
+         keepsIndexes: Bool, startingAt sequence: UInt64) {
+        self.registry = registry
+        self.identity = identity
+        self.policy = policy
+        self.registersNew = registersNew
+        self.keepsIndexes = keepsIndexes
+        self.mergedSequence = sequence
+    }
+
+    func table<E: Entity>(_ type: E.Type) throws -> EntityTable<E> {
+        if let table = tables[E.entityName] {
+            guard let typed = table as? EntityTable<E> else {
+                throw StrataError(.unknownEntity, "entity name \(E.entityName) is used by two types", entity: E.entityName)
+            }
+            return typed
+        }
+        let table = EntityTable<E>(schema: try registry.schema(for: E.self))
+        if keepsIndexes { try table.enableIndexes() }
+        tables[E.entityName] = table
+        return table
+    }
+
+    private func table(for object: any Entity) throws -> AnyEntityTable {
+        func open<T: Entity>(_ object: T) throws -> AnyEntityTable { try table(T.self) }
+        return try open(object)
+    }
+
+    var hasChanges: Bool { tables.values.contains { $0.hasEdits } }
+
+    // MARK: Merging
+
+    /// Merges one accepted change set. Change sets this context authored were applied when it
+    /// saved, so they are skipped.
+    func merge(sequence: UInt64, changes: ChangeSet) throws -> ContextChange? {
+        guard sequence > mergedSequence else { return nil }
+        mergedSequence = sequence
+        if changes.author == identity { return nil }
+        var result = ContextChange(origin: Self.origin(of: changes), sequence: sequence)
+        for operation in changes.operations {
+            let table: AnyEntityTable?
+            if case .save(let object, _) = operation, registersNew {
+                table = try self.table(for: object)
+            } else {
+                table = tables[operation.entityName]
+            }
+            guard let table else { continue }
+            try table.merge(operation, sequence: sequence, isOwn: false, registersNew: registersNew, policy: policy,
+                            into: &result.entities[operation.entityName, default: .init()])
+        }
+        result.entities = result.entities.filter { !$0.value.isEmpty }
+        return result
+    }
+
+    static func origin(of changes: ChangeSet) -> ContextChange.Origin {
+        if let author = changes.author { return .context(author.name) }
+        let bulk = changes.operations.allSatisfy {
+            if case .save = $0 { return false }
+            if case .delete = $0 { return false }
+            return true
+        }
+        return bulk && !changes.isEmpty ? .bulkOperation : .store
+    }
+
+    // MARK: Saving
+
+    /// Submits the unsaved edits as one change set, applies them to the saved copies at the
+    /// sequence the store gave them, and returns the submission and the change to publish.
+    func save(to store: Store) throws -> (Submission, ContextChange)? {
+        let conflicts = tables.values.flatMap(\.conflictingIDs)
+        if !conflicts.isEmpty {
+            throw StrataError(.conflict, "unsaved edits conflict with changes saved elsewhere: "
+                              + conflicts.map(\.description).sorted().joined(separator: ", "),
+                              objectID: conflicts.map(\.description).sorted().joined(separator: ","))
+        }
+        var changes = ChangeSet()
+        changes.author = identity
+        for table in tables.values where table.hasEdits { try table.appendEdits(to: &changes) }
+        guard !changes.isEmpty else { return nil }
+        let submission = try store.submit(changes)
+        var result = ContextChange(origin: .context(identity.name), sequence: submission.sequence)
+        for operation in changes.operations {
+            guard let table = tables[operation.entityName] else { continue }
+            try table.merge(operation, sequence: submission.sequence, isOwn: true, registersNew: true, policy: policy,
+                            into: &result.entities[operation.entityName, default: .init()])
+        }
+        for table in tables.values { table.clearEdits() }
+        result.entities = result.entities.filter { !$0.value.isEmpty }
+        return (submission, result)
+    }
+
+    func rollback() {
+        for table in tables.values { table.clearEdits() }
+    }
+
+    /// Runs `body`; if it throws, every edit it made is undone (a savepoint on the context).
+    func atomically<T>(_ body: () throws -> T) rethrows -> T {
+        let saved = tables.mapValues { $0.saveEditsState() }
+        do {
+            return try body()
+        } catch {
+            for (name, table) in tables { table.restoreEditsState(saved[name] ?? [:] as [String: Int]) }
+            throw error
+        }
+    }
+}

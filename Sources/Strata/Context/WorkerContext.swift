@@ -1,0 +1,158 @@
+import Foundation
+
+/// A private object graph for heavy work — sync imports, big fetches, bulk edits — with its own
+/// serial execution (an actor), like a Core Data private-queue context.
+///
+/// A worker fetches from the root into its own copies, edits them, and ``save()`` pushes one
+/// change set to the root and returns without waiting for disk; the root merges it into the
+/// main context. Changes saved elsewhere are merged into the copies the worker holds before each
+/// of its operations, following its ``mergePolicy``.
+///
+/// ```swift
+/// let worker = store.makeWorkerContext(name: "sync")
+/// try await worker.perform { worker in
+///     for article in downloaded { try worker.insert(article) }
+///     try worker.save()
+/// }
+/// ```
+///
+/// Reentrancy cannot deadlock: ``perform(_:)`` takes a synchronous closure, so a nested
+/// `perform` on the same worker cannot be awaited inside it — the compiler rejects it — and
+/// everything the closure calls on the worker runs inline.
+public actor WorkerContext {
+    public nonisolated let name: String
+    public nonisolated let store: Store
+    private let graph: ObjectGraph
+    private let mailbox = Locked<[(UInt64, ChangeSet)]>([])
+    private nonisolated let observerID: UUID
+
+    init(store: Store, name: String, policy: MergePolicy) {
+        self.name = name
+        self.store = store
+        let mailbox = self.mailbox
+        let (id, sequence) = store.addAcceptObserver { sequence, changes in
+            mailbox.withLock { $0.append((sequence, changes)) }
+        }
+        observerID = id
+        graph = ObjectGraph(registry: store.registry, identity: ContextIdentity(id: UUID(), name: name), policy: policy,
+                            registersNew: false, keepsIndexes: false, startingAt: sequence)
+    }
+
+    deinit { store.removeAcceptObserver(observerID) }
+
+    /// What happens when a merge touches an object with unsaved edits. Default: `.localWins`.
+    public var mergePolicy: MergePolicy {
+        get { graph.policy }
+        set { graph.policy = newValue }
+    }
+
+    /// Sets the merge policy.
+    public func setMergePolicy(_ policy: MergePolicy) { graph.policy = policy }
+
+    /// Merges what the store accepted since the last operation into the copies this worker holds.
+    private func absorb() {
+        let items = mailbox.withLock { items -> [(UInt64, ChangeSet)] in
+            defer { items.removeAll() }
+            return items
+        }
+        for (sequence, changes) in items {
+            do {
+                _ = try graph.merge(sequence: sequence, changes: changes)
+            } catch {
+                store.logger.error("merge into worker \(name) failed", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// Runs `body` on the worker, serially with its other work. The closure is synchronous:
+    /// everything it does on the worker is atomic with respect to other `perform` calls.
+    public func perform<T: Sendable>(_ body: @Sendable (isolated WorkerContext) throws -> T) rethrows -> T {
+        absorb()
+        return try body(self)
+    }
+
+    // MARK: Reading
+
+    /// Fetches from the root (SQL plus pending changes), registers private copies, and returns
+    /// them (unsaved edits win).
+    public func fetch<E: Entity>(_ query: Query<E>) async throws -> [E] {
+        let (values, sequence) = try await store.fetchSnapshot(query)
+        absorb()
+        let table = try graph.table(E.self)
+        try table.register(values, asOf: sequence)
+        return values.compactMap { table.visible($0.id) }
+    }
+
+    /// The IDs matching a query, from the root, without registering objects — cheap enough to
+    /// hand to the main context's ``MainContext/materialize(_:ids:)``.
+    public func fetchIDs<E: Entity>(_ query: Query<E>) async throws -> [E.ID] {
+        try await store.ids(query)
+    }
+
+    /// The worker's copy of an object, if it holds one.
+    public func object<E: Entity>(_ type: E.Type, id: E.ID) -> E? {
+        absorb()
+        return (try? graph.table(type))?.visible(id)
+    }
+
+    /// The objects the worker holds that match `query`, evaluated in memory.
+    public func objects<E: Entity>(matching query: Query<E>) throws -> [E] {
+        absorb()
+        let table = try graph.table(E.self)
+        return try table.query(ResolvedQuery(query, schema: table.schema))
+    }
+
+    // MARK: Editing
+
+    public func insert<E: Entity>(_ object: E) throws {
+        absorb()
+        try graph.table(E.self).insert(object)
+    }
+
+    /// - Throws: `.objectNotFound` when the worker does not hold the object (fetch it first).
+    public func update<E: Entity>(_ object: E) throws {
+        absorb()
+        try graph.table(E.self).update(object)
+    }
+
+    public func delete<E: Entity>(_ type: E.Type, id: E.ID) throws {
+        absorb()
+        try graph.table(type).delete(id)
+    }
+
+    public var hasChanges: Bool { graph.hasChanges }
+
+    /// Pushes the unsaved edits to the root as one change set and returns at once (no disk wait).
+    /// Returns nil when there was nothing to save.
+    /// - Throws: `.conflict` with the conflicting IDs under ``MergePolicy/reportConflict``.
+    @discardableResult
+    public func save() throws -> Submission? {
+        absorb()
+        return try graph.save(to: store)?.0
+    }
+
+    /// Waits until everything this worker (and anyone) submitted so far is committed.
+    public func persist() async throws { try await store.persist() }
+
+    /// Discards every unsaved edit.
+    public func rollback() { graph.rollback() }
+
+    /// Runs `body`; if it throws, the edits it made are undone (a savepoint on the context).
+    public func atomically<T>(_ body: () throws -> T) rethrows -> T {
+        absorb()
+        return try graph.atomically(body)
+    }
+
+    /// The IDs of unsaved edits that conflict with changes saved elsewhere (``MergePolicy/reportConflict``).
+    public var conflictingIDs: [DatabaseValue] { graph.tables.values.flatMap(\.conflictingIDs) }
+}
+
+extension Store {
+    /// Makes a worker context: a private object graph with its own serial execution.
+    /// - Parameters:
+    ///   - name: Shown as the origin of its saves in ``ContextChange``.
+    ///   - mergePolicy: What happens when a merge touches an object with unsaved edits.
+    public func makeWorkerContext(name: String = "worker", mergePolicy: MergePolicy = .localWins) -> WorkerContext {
+        WorkerContext(store: self, name: name, policy: mergePolicy)
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+
+/// Identifies a context (main or worker) as the author of change sets.
+struct ContextIdentity: Sendable, Hashable {
+    let id: UUID
+    let name: String
+}
+
+extension Store {
+    /// Registers `observer` to be called, in acceptance order, with every change set the store
+    /// accepts, together with the sequence the store is at when the observer is added (every
+    /// later change set has a higher sequence). Called while the pipeline lock is held: it must
+    /// only enqueue.
+    func addAcceptObserver(_ observer: @escaping @Sendable (UInt64, ChangeSet) -> Void) -> (UUID, UInt64) {
+        let id = UUID()
+        let sequence = pipeline.withLock { state -> UInt64 in
+            state.acceptObservers[id] = observer
+            return state.nextSequence - 1
+        }
+        return (id, sequence)
+    }
+
+    func removeAcceptObserver(_ id: UUID) {
+        _ = pipeline.withLock { $0.acceptObservers.removeValue(forKey: id) }
+    }
+
+    /// The sequence of the last accepted change set.
+    var acceptedSequence: UInt64 { pipeline.withLock { $0.nextSequence - 1 } }
+
+    /// Whether a transaction is being written right now (for tests that prove reads don't wait).
+    var isPersisting: Bool { pipeline.withLock { $0.isDraining } }
+
+    /// Fetches on the queue and reports the sequence the result reflects: every change set up
+    /// to it (committed or pending) is included, none after it.
+    func fetchSnapshot<E: Entity>(_ query: Query<E>) async throws -> (values: [E], sequence: UInt64) {
+        let resolved = try ResolvedQuery(query, schema: registry.schema(for: E.self))
+        return try await onQueue { writer in
+            let (pending, sequence) = self.pipeline.withLock { ($0.pending, $0.nextSequence - 1) }
+            return (try self.fetch(E.self, resolved, writer, pending: pending), sequence)
+        }
+    }
+}
