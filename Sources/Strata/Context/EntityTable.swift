@@ -271,7 +271,8 @@ final class EntityTable<E: Entity>: AnyEntityTable {
                             changes: inout ContextChange.EntityChanges) throws {
         let id = value.id
         let existing = records[id]
-        if let existing, existing.version >= sequence { return }
+        // Strictly newer copies win; operations of the same change set all apply, in order.
+        if let existing, existing.version > sequence { return }
         guard existing != nil || registersNew || edits[id] != nil else { return }
         if var edit = edits[id], sequence > edit.baseVersion {
             if isOwn {
@@ -295,7 +296,7 @@ final class EntityTable<E: Entity>: AnyEntityTable {
 
     private func mergeDeletion(_ id: E.ID, sequence: UInt64, isOwn: Bool, policy: MergePolicy,
                                changes: inout ContextChange.EntityChanges) {
-        if let existing = records[id], existing.version >= sequence { return }
+        if let existing = records[id], existing.version > sequence { return }
         if var edit = edits[id], sequence > edit.baseVersion, !isOwn {
             switch policy {
             case .localWins:

@@ -112,13 +112,14 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
     /// Re-runs the query over the context and diffs the result against the previous one.
     private func recompute(sequence: UInt64, publish: Bool, updated: Set<E.ID> = []) throws {
         let oldIDs = ids
+        let oldMembers = members
         entries = try table().matchingEntries(resolved)
         members = Dictionary(uniqueKeysWithValues: entries.map { ($0.id, $0.row) })
         let newIDs = resolved.window(entries).map(\.id)
         let difference = OrderedDifference.make(from: oldIDs, to: newIDs)
         let kept = Set(oldIDs).intersection(newIDs)
-        publishResult(newIDs, difference: difference, updated: updated.intersection(kept), sequence: sequence,
-                      publish: publish)
+        let changedRows = updated.intersection(kept).filter { oldMembers[$0] != members[$0] }
+        publishResult(newIDs, difference: difference, updated: changedRows, sequence: sequence, publish: publish)
     }
 
     /// Applies a few changed IDs by binary search instead of re-running the query.
@@ -127,13 +128,12 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
         let oldIDs = ids
         var updated: Set<E.ID> = []
         for id in changed {
-            if let oldRow = members.removeValue(forKey: id) {
-                entries.remove(at: position(of: oldRow, id))
-            }
+            let oldRow = members.removeValue(forKey: id)
+            if let oldRow { entries.remove(at: position(of: oldRow, id)) }
             if let row = try table.visibleRow(id), resolved.filter.matches(row) {
                 entries.insert((row, id), at: insertionIndex(row, id))
                 members[id] = row
-                updated.insert(id)
+                if oldRow != nil, oldRow != row { updated.insert(id) }
             }
         }
         let newIDs = resolved.window(entries).map(\.id)
