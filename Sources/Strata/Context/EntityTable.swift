@@ -14,6 +14,7 @@ protocol AnyEntityTable: AnyObject {
     var conflictingIDs: [DatabaseValue] { get }
     func pruneDeletions(through sequence: UInt64)
     func evict(keeping limit: Int, protected: Set<DatabaseValue>) -> Int
+    func archiveRows() throws -> [[DatabaseValue]]
 }
 
 /// The objects of one entity that a context holds: saved copies with the store version they
@@ -349,6 +350,35 @@ final class EntityTable<E: Entity>: AnyEntityTable {
             keys.insert(schema.attributes[position].name)
         }
         return keys
+    }
+
+    // MARK: Snapshots
+
+    /// The saved copies' rows, in primary-key order (unsaved edits are never archived).
+    func archiveRows() throws -> [[DatabaseValue]] {
+        try records.keys.sorted().map { try row($0) }
+    }
+
+    /// Fills the table from decoded snapshot rows, as of `sequence`.
+    func fill(_ values: [E], rows: [[DatabaseValue]], asOf sequence: UInt64) throws {
+        records.reserveCapacity(records.count + rows.count)
+        for (value, row) in zip(values, rows) {
+            clock += 1
+            records[value.id] = Record(value: value, version: sequence, row: indexesEnabled ? row : nil, lastUse: clock)
+            if indexesEnabled { for index in indexes { index.insert(value.id, row: row) } }
+        }
+    }
+
+    /// Applies objects re-read from the store (catch-up): changed ones replace the held copies,
+    /// deleted ones go. Only held objects are touched unless `includeNew`.
+    func reload(_ values: [E], deleted: [E.ID], asOf sequence: UInt64, includeNew: Bool,
+                into changes: inout ContextChange.EntityChanges) throws {
+        for value in values where includeNew || records[value.id] != nil {
+            try mergeValue(value, sequence: sequence, isOwn: false, registersNew: true, policy: .storeWins, changes: &changes)
+        }
+        for id in deleted {
+            mergeDeletion(id, sequence: sequence, isOwn: false, policy: .storeWins, changes: &changes)
+        }
     }
 
     // MARK: Memory

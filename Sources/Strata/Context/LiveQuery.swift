@@ -96,7 +96,9 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
 
     private func refetch() {
         var fetchQuery = query
-        if let limit = query.limit { fetchQuery.limit = limit + query.offset }
+        if let limit = query.limit, limit >= 0 {
+            fetchQuery.limit = limit.addingReportingOverflow(max(0, query.offset)).overflow ? nil : limit + max(0, query.offset)
+        }
         fetchQuery.offset = 0
         Task { [weak self] in
             guard let context = self?.context else { return }

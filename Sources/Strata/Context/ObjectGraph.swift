@@ -15,6 +15,8 @@ final class ObjectGraph {
     private(set) var tables: [String: AnyEntityTable] = [:]
     /// The last store sequence merged.
     private(set) var mergedSequence: UInt64
+    /// The newest store sequence reflected by the saved copies: merges and this context's own saves.
+    private(set) var appliedSequence: UInt64 = 0
 
     init(registry: SchemaRegistry, identity: ContextIdentity, policy: MergePolicy, registersNew: Bool,
          keepsIndexes: Bool, startingAt sequence: UInt64) {
@@ -53,6 +55,7 @@ final class ObjectGraph {
     func merge(sequence: UInt64, changes: ChangeSet) throws -> ContextChange? {
         guard sequence > mergedSequence else { return nil }
         mergedSequence = sequence
+        appliedSequence = max(appliedSequence, sequence)
         if changes.author == identity { return nil }
         var result = ContextChange(origin: Self.origin(of: changes), sequence: sequence)
         for operation in changes.operations {
@@ -96,6 +99,7 @@ final class ObjectGraph {
         for table in tables.values where table.hasEdits { try table.appendEdits(to: &changes) }
         guard !changes.isEmpty else { return nil }
         let submission = try store.submit(changes)
+        appliedSequence = max(appliedSequence, submission.sequence)
         var result = ContextChange(origin: .context(identity.name), sequence: submission.sequence)
         for operation in changes.operations {
             guard let table = tables[operation.entityName] else { continue }

@@ -12,7 +12,8 @@ struct ResolvedQuery: Sendable {
         self.schema = schema
         self.filter = try ResolvedFilter(query.filter, schema: schema)
         self.sort = try query.sortKeys.map { (try schema.requirePosition(of: $0.attribute), $0.isAscending) }
-        self.limit = query.limit
+        // SQLite reads a negative LIMIT as no limit; normalizing here keeps the in-memory window the same.
+        self.limit = query.limit.flatMap { $0 < 0 ? nil : $0 }
         self.offset = max(0, query.offset)
     }
 
@@ -61,7 +62,7 @@ struct ResolvedQuery: Sendable {
     func window<T>(_ sorted: [T]) -> [T] {
         guard offset > 0 || limit != nil else { return sorted }
         let start = min(offset, sorted.count)
-        let end = limit.map { min(sorted.count, start + max(0, $0)) } ?? sorted.count
+        let end = limit.map { start + min(sorted.count - start, max(0, $0)) } ?? sorted.count  // no overflow at Int.max
         return Array(sorted[start..<end])
     }
 }

@@ -16,6 +16,33 @@ public enum DatabaseValue: Sendable, Hashable, CustomStringConvertible {
         return false
     }
 
+    /// Equality as SQLite sees it: text byte for byte. (Swift's `String ==` equates canonically
+    /// equivalent strings such as "\u{E9}" and "e\u{301}", which SQLite stores and compares as
+    /// different values; keys and IN lists must not merge them.)
+    public static func == (lhs: DatabaseValue, rhs: DatabaseValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case (.integer(let a), .integer(let b)): return a == b
+        case (.real(let a), .real(let b)): return a == b
+        case (.text(let a), .text(let b)): return a.utf8.elementsEqual(b.utf8)
+        case (.blob(let a), .blob(let b)): return a == b
+        default: return false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0)
+        case .integer(let value): hasher.combine(1); hasher.combine(value)
+        case .real(let value): hasher.combine(2); hasher.combine(value)
+        case .text(let value):
+            hasher.combine(3)
+            var text = value
+            text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        case .blob(let value): hasher.combine(4); hasher.combine(value)
+        }
+    }
+
     public var description: String {
         switch self {
         case .null: return "NULL"
@@ -51,16 +78,14 @@ public enum DatabaseValue: Sendable, Hashable, CustomStringConvertible {
     }
 
     private static func compareReal(_ real: Double, withInteger integer: Int64) -> Int {
-        // Exact like SQLite: compare through Double only where Int64 converts exactly.
-        let converted = Double(integer)
-        if real < converted { return -1 }
-        if real > converted { return 1 }
-        if converted >= 9.2e18 || converted <= -9.2e18 {
-            // Near the ends of Int64 the Double may be rounded; settle on the integer side.
-            guard let exact = Int64(exactly: real) else { return real < 0 ? -1 : 1 }
-            return exact < integer ? -1 : (exact == integer ? 0 : 1)
-        }
-        return 0
+        // Exact like SQLite (sqlite3IntFloatCompare): compare the integral part as an Int64, then
+        // the fraction. Converting the integer to Double instead would round beyond 2^53.
+        if real.isNaN { return -1 }
+        if real < -9_223_372_036_854_775_808.0 { return -1 }
+        if real >= 9_223_372_036_854_775_808.0 { return 1 }
+        let whole = Int64(real)  // in range; truncated toward zero, so Double(whole) is exact
+        if whole != integer { return whole < integer ? -1 : 1 }
+        return real < Double(whole) ? -1 : (real > Double(whole) ? 1 : 0)
     }
 
     private static func compareBytes<C: Collection>(_ a: C, _ b: C) -> Int where C.Element == UInt8 {
@@ -108,6 +133,8 @@ extension String: DatabaseValueConvertible {
 }
 
 extension Double: DatabaseValueConvertible {
+    /// Doubles are stored as REAL. SQLite writes an integral REAL as an integer on disk, so
+    /// `-0.0` reads back as `+0.0` (equal, but with the sign lost); NaN cannot be stored.
     public var databaseValue: DatabaseValue { .real(self) }
     public static func fromDatabaseValue(_ value: DatabaseValue) -> Double? {
         switch value {
@@ -172,8 +199,13 @@ extension Decimal: DatabaseValueConvertible {
 
 extension BinaryInteger where Self: DatabaseValueConvertible {
     /// Integers are stored as SQLite's 64-bit INTEGER. A `UInt64` above `Int64.max` cannot be
-    /// stored; encoding one throws ``StrataError/Code/invalidValue``.
-    public var databaseValue: DatabaseValue { .integer(Int64(truncatingIfNeeded: self)) }
+    /// stored: saving one throws ``StrataError/Code/invalidValue``. As a filter operand it
+    /// becomes a REAL, which orders correctly against every stored integer (and equals none);
+    /// as a bulk-update value it is rejected.
+    public var databaseValue: DatabaseValue {
+        if let exact = Int64(exactly: self) { return .integer(exact) }
+        return .real(Double(self))
+    }
     public static func fromDatabaseValue(_ value: DatabaseValue) -> Self? {
         if case .integer(let int) = value { return Self(exactly: int) }
         return nil

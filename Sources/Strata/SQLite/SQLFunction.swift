@@ -71,7 +71,12 @@ private func setResult(_ value: DatabaseValue, context: OpaquePointer?) {
     case .null: sqlite3_result_null(context)
     case .integer(let int): sqlite3_result_int64(context, int)
     case .real(let real): sqlite3_result_double(context, real)
-    case .text(let text): sqlite3_result_text(context, text, -1, strata_sqlite_transient())
+    case .text(let text):
+        // The byte count, not -1: the text may hold NUL characters.
+        let utf8 = text.utf8CString
+        utf8.withUnsafeBufferPointer { bytes in
+            sqlite3_result_text(context, bytes.baseAddress, Int32(bytes.count - 1), strata_sqlite_transient())
+        }
     case .blob(let data):
         data.withUnsafeBytes { bytes in
             sqlite3_result_blob(context, bytes.baseAddress, Int32(bytes.count), strata_sqlite_transient())
@@ -85,7 +90,10 @@ extension DatabaseValue {
         case SQLITE_INTEGER: self = .integer(sqlite3_value_int64(value))
         case SQLITE_FLOAT: self = .real(sqlite3_value_double(value))
         case SQLITE_TEXT:
-            self = .text(sqlite3_value_text(value).map { String(cString: $0) } ?? "")
+            // Read sqlite3_value_bytes bytes (after sqlite3_value_text), not up to the first NUL.
+            guard let text = sqlite3_value_text(value) else { self = .text(""); return }
+            let count = Int(sqlite3_value_bytes(value))
+            self = .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
         case SQLITE_BLOB:
             let count = Int(sqlite3_value_bytes(value))
             self = .blob(count > 0 ? Data(bytes: sqlite3_value_blob(value), count: count) : Data())

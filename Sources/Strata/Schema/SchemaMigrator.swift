@@ -45,7 +45,7 @@ struct SchemaMigrator {
                 name TEXT NOT NULL PRIMARY KEY, kind TEXT NOT NULL, applied_at REAL NOT NULL);
             CREATE TABLE IF NOT EXISTS \(Self.entitiesTable) (
                 name TEXT NOT NULL PRIMARY KEY, table_name TEXT NOT NULL, schema TEXT NOT NULL);
-            """)
+            """ + ChangeLog.createSQL)
     }
 
     private func refuseNewerSchema(_ database: Database, _ connection: Connection) throws {
@@ -121,6 +121,9 @@ struct SchemaMigrator {
         try connection.execute("INSERT INTO \(Self.entitiesTable) (name, table_name, schema) VALUES (?, ?, ?) "
                                + "ON CONFLICT(name) DO UPDATE SET table_name = excluded.table_name, schema = excluded.schema",
                                [.text(schema.name), .text(schema.table), .text(json)])
+        let code = Int64.fromDatabaseValue(try connection.rows("SELECT rowid FROM \(Self.entitiesTable) WHERE name = ?",
+                                                               [.text(schema.name)]).first?.first ?? .null) ?? 0
+        try connection.execute(ChangeLog.triggersSQL(schema, code: code))
     }
 
     private func migrateFullText(_ schema: EntitySchema, _ database: Database, _ connection: Connection,

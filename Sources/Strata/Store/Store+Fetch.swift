@@ -17,7 +17,7 @@ extension Store {
         try await fetch(type, ids: [id]).first
     }
 
-    /// The objects with these IDs that exist, in ID order.
+    /// The objects with these IDs that exist, sorted by ID.
     public func fetch<E: Entity>(_ type: E.Type, ids: some Collection<E.ID>) async throws -> [E] {
         let schema = try registry.schema(for: E.self)
         let chunks = stride(from: 0, to: ids.count, by: 10_000).map { Array(ids.dropFirst($0).prefix(10_000)) }
@@ -26,7 +26,7 @@ extension Store {
             let query = Query<E>(where: Attribute(schema.primaryKey.name).in(chunk))
             result += try await fetch(query)
         }
-        return result
+        return chunks.count > 1 ? result.sorted { $0.id < $1.id } : result
     }
 
     /// The number of objects matching `query` (its limit and offset apply).

@@ -19,12 +19,19 @@ struct PipelineState {
     var transientError: StrataError?
     /// Permanent failures not yet reported to a waiter, by sequence.
     var unreportedFailures: [UInt64: StrataError] = [:]
+    /// Permanent failures by sequence (the newest 10,000), so that a ``Submission`` learns its
+    /// own even after `persist()` reported it.
+    var permanentFailures: [UInt64: StrataError] = [:]
     var waiters: [Waiter] = []
     var failureObservers: [UUID: AsyncStream<StrataError>.Continuation] = [:]
     var acceptObservers: [UUID: @Sendable (UInt64, ChangeSet) -> Void] = [:]
     var isClosed = false
     /// Whether a drain (a transaction) is running on the queue right now.
     var isDraining = false
+    /// The change-log generation as of the last commit of change sets up to ``resolvedThrough``.
+    var committedGeneration: Int64 = 0
+    /// The newest change set that failed for good (its changes never reached SQLite).
+    var lastFailedSequence: UInt64 = 0
 
     /// Someone waiting for change sets to be resolved: `persist()` (through a sequence) or a
     /// ``Submission`` (exactly one sequence).
@@ -32,6 +39,8 @@ struct PipelineState {
         let from: UInt64
         let through: UInt64
         let continuation: CheckedContinuation<Void, Error>
+        /// A ``Submission`` waiting for its own change set (not `persist()`).
+        var isSubmission = false
     }
 }
 
@@ -47,7 +56,7 @@ public struct Submission: Sendable {
     ///   transient failure of the attempt that included it (busy, disk full); after a transient
     ///   failure the change set is still pending and will be retried.
     public func committed() async throws {
-        try await store.waitForResolution(from: sequence, through: sequence)
+        try await store.waitForResolution(from: sequence, through: sequence, isSubmission: true)
     }
 }
 
@@ -86,6 +95,12 @@ extension Store {
                                           entity: schema.name, attribute: assignment.attribute)
                     }
                     _ = try ResolvedFilter.checked(assignment.value, schema, position)
+                    if case .real = assignment.value, schema.attributes[position].type.sqlType == "INTEGER" {
+                        // SQLite would keep a fraction as REAL in the INTEGER column: unreadable as the attribute.
+                        throw StrataError(.invalidValue, "\(schema.name).\(assignment.attribute) is "
+                                          + "\(schema.attributes[position].type); it cannot be set to \(assignment.value)",
+                                          entity: schema.name, attribute: assignment.attribute)
+                    }
                     if assignment.value.isNull, !schema.attributes[position].isOptional {
                         throw StrataError(.invalidValue, "\(schema.name).\(assignment.attribute) is not optional",
                                           entity: schema.name, attribute: assignment.attribute)
@@ -125,20 +140,34 @@ extension Store {
         return stream
     }
 
-    func waitForResolution(from: UInt64, through: UInt64) async throws {
+    func waitForResolution(from: UInt64, through: UInt64, isSubmission: Bool = false) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
             let result: Result<Void, Error>? = pipeline.withLock { state in
                 guard state.resolvedThrough >= through else {
-                    state.waiters.append(.init(from: from, through: through, continuation: continuation))
+                    state.waiters.append(.init(from: from, through: through, continuation: continuation,
+                                               isSubmission: isSubmission))
                     return nil
                 }
-                return Self.takeFailure(&state, from: from, through: through).map { .failure($0) } ?? .success(())
+                return Self.takeFailure(&state, from: from, through: through, isSubmission: isSubmission)
+                    .map { .failure($0) } ?? .success(())
             }
             if let result { continuation.resume(with: result) }
         }
     }
 
-    private static func takeFailure(_ state: inout PipelineState, from: UInt64, through: UInt64) -> StrataError? {
+    /// Waits until every change set up to `sequence` is committed or failed, through retries,
+    /// without taking failure reports meant for submitters.
+    func waitUntilResolved(through sequence: UInt64) async throws {
+        try await waitForResolution(from: .max, through: sequence)
+    }
+
+    private static func takeFailure(_ state: inout PipelineState, from: UInt64, through: UInt64,
+                                    isSubmission: Bool = false) -> StrataError? {
+        if isSubmission {
+            // The submitter always learns its own change set's fate, whoever heard of it first.
+            state.unreportedFailures[from] = nil
+            return state.permanentFailures[from]
+        }
         guard let sequence = state.unreportedFailures.keys.filter({ $0 >= from && $0 <= through }).min() else { return nil }
         return state.unreportedFailures.removeValue(forKey: sequence)
     }
@@ -153,9 +182,10 @@ extension Store {
         guard let first = batch.first, let last = batch.last else { return }
         defer { pipeline.withLock { $0.isDraining = false } }
         var failures: [UInt64: StrataError] = [:]
+        let generation: Int64
         do {
-            try writer.run { writer in
-                try writer.connection.inTransaction(.immediate) {
+            generation = try writer.run { writer in
+                let generation = try writer.connection.inTransaction(.immediate) { () throws -> Int64 in
                     for item in batch {
                         do {
                             try writer.connection.inSavepoint { try writer.apply(item.changes) }
@@ -163,22 +193,49 @@ extension Store {
                             failures[item.sequence] = error
                         }
                     }
+                    // Read inside the transaction: exactly the state this commit leaves.
+                    return try ChangeLog.generation(writer.connection)
                 }
+                try pruneChangeLogIfNeeded(writer.connection, generation: generation)
+                return generation
             }
         } catch {
             retry(after: Self.strataError(error, path: path), first: first.sequence, last: last.sequence)
             return
         }
-        committed(batch.count, through: last.sequence, failures: failures)
+        committed(batch.count, through: last.sequence, generation: generation, failures: failures)
     }
 
-    private func committed(_ count: Int, through last: UInt64, failures: [UInt64: StrataError]) {
+    private static func keepNewest(_ limit: Int, of failures: inout [UInt64: StrataError]) {
+        guard failures.count > limit else { return }
+        for sequence in failures.keys.sorted().prefix(failures.count - limit) { failures[sequence] = nil }
+    }
+
+    private func pruneChangeLogIfNeeded(_ connection: Connection, generation: Int64) throws {
+        let limit = configuration.changeLogLimit
+        let floor = try ChangeLog.floor(connection)
+        // Prune in steps of a tenth of the bound, so most commits do no extra work.
+        guard generation - floor > Int64(limit + limit / 10) else { return }
+        do {
+            try connection.inTransaction(.immediate) { try ChangeLog.prune(connection, limit: limit) }
+        } catch {
+            logger.warning("pruning the change log failed; will try again", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func committed(_ count: Int, through last: UInt64, generation: Int64, failures: [UInt64: StrataError]) {
         let (ready, observers) = pipeline.withLock { state -> ([(PipelineState.Waiter, Result<Void, Error>)], [AsyncStream<StrataError>.Continuation]) in
             state.pending.removeFirst(count)
             state.resolvedThrough = last
+            state.committedGeneration = generation
             state.retryAttempt = 0
             state.transientError = nil
             state.unreportedFailures.merge(failures) { a, _ in a }
+            if let newest = failures.keys.max() { state.lastFailedSequence = max(state.lastFailedSequence, newest) }
+            state.permanentFailures.merge(failures) { a, _ in a }
+            // Memory stays bounded when nobody asks: the oldest failures are forgotten first.
+            Self.keepNewest(1_000, of: &state.unreportedFailures)
+            Self.keepNewest(10_000, of: &state.permanentFailures)
             var ready: [(PipelineState.Waiter, Result<Void, Error>)] = []
             var waiting: [PipelineState.Waiter] = []
             for waiter in state.waiters {
@@ -186,7 +243,8 @@ extension Store {
                     waiting.append(waiter)
                     continue
                 }
-                let failure = Self.takeFailure(&state, from: waiter.from, through: waiter.through)
+                let failure = Self.takeFailure(&state, from: waiter.from, through: waiter.through,
+                                               isSubmission: waiter.isSubmission)
                 ready.append((waiter, failure.map { .failure($0) } ?? .success(())))
             }
             state.waiters = waiting

@@ -41,6 +41,9 @@ public struct StoreConfiguration: Sendable {
     public var publicStatementArguments = false
     /// Whether the file reclaims free pages incrementally (`auto_vacuum=INCREMENTAL`, set at creation).
     public var incrementalVacuum = false
+    /// How many entries the change log keeps (older ones are pruned). A snapshot or a sync
+    /// token older than the log can no longer catch up incrementally.
+    public var changeLogLimit = 500_000
     /// Custom SQL functions registered on the connection.
     public var functions: [SQLFunction] = []
     /// Where Strata's diagnostics go.

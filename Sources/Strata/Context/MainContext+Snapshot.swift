@@ -1,0 +1,104 @@
+import Foundation
+
+extension MainContext {
+    /// Archives the main context — every resident entity and every other object it holds, never
+    /// unsaved edits — to `path`, LZ4-compressed, written atomically (temporary file, fsync,
+    /// rename, fsync of the directory).
+    ///
+    /// The archive reflects only state SQLite has: it waits until every change set the context
+    /// reflects is committed, and refuses (throws) if one of them failed. Encoding and writing
+    /// run off the main actor.
+    /// - Throws: `.invalidSnapshot` when a change set the context reflects failed; I/O errors
+    ///   (`.diskFull`, `.ioError`, `.cannotOpen`) from writing the file.
+    @discardableResult
+    public func writeSnapshot(to path: String) async throws -> SnapshotSummary {
+        try await writeSnapshot(to: path, stopAfter: nil)
+    }
+
+    func writeSnapshot(to path: String, stopAfter step: SnapshotWriteStep?) async throws -> SnapshotSummary {
+        mergePending()
+        let (committedThrough, committedGeneration) = store.pipeline.withLock { ($0.resolvedThrough, $0.committedGeneration) }
+        let sequence = graph.appliedSequence
+        var sections: [SnapshotArchive.Section] = []
+        for table in graph.tables.values.sorted(by: { $0.schema.name < $1.schema.name }) where table.registeredCount > 0 {
+            sections.append(.init(schema: table.schema, rows: try table.archiveRows()))
+        }
+        // Wait until everything the captured state reflects is committed.
+        try await store.waitUntilResolved(through: sequence)
+        let (resolved, generationNow, lastFailed) = store.pipeline.withLock {
+            ($0.resolvedThrough, $0.committedGeneration, $0.lastFailedSequence)
+        }
+        if lastFailed > committedThrough && lastFailed <= sequence {
+            throw StrataError(.invalidSnapshot, "change set \(lastFailed), which the main context reflects, failed to "
+                              + "commit; no snapshot was written", path: path)
+        }
+        // The generation must not claim changes the archive lacks: when commits went past the
+        // captured state, fall back to the last commit known to be inside it (catch-up re-reads
+        // the difference on the next launch).
+        let generation = resolved == sequence ? generationNow : committedGeneration
+        let store = self.store
+        return try await Task.detached(priority: .utility) {
+            let start = ContinuousClock.now
+            let written = try SnapshotArchive.encode(sections, storeID: store.storeID, generation: generation,
+                                                     schemas: store.registry.schemas)
+            try AtomicFile.write([written.header] + written.chunks, to: path, stopAfter: step)
+            let header = try (written.header + written.chunks.reduce(Data(), +)).withUnsafeBytes { bytes throws(SnapshotRejection) in
+                try SnapshotHeader.decode(bytes)
+            }
+            store.logger.info("snapshot written", metadata: [
+                "path": "\(path)", "objects": "\(header.objectCount)", "bytes": "\(header.fileSize)",
+                "generation": "\(generation)"])
+            return SnapshotSummary(path: path, header: header, duration: ContinuousClock.now - start)
+        }.value
+    }
+
+    /// Writes a snapshot to `path` whenever `changes` objects have changed since the last one,
+    /// and every `interval` if anything changed. Returns an observation; cancel it to stop.
+    public func writeSnapshotsAutomatically(to path: String, afterChanges changes: Int = 1_000,
+                                            interval: Duration? = nil) -> ChangeObservation {
+        let state = AutomaticSnapshots(path: path, threshold: changes)
+        let observation = onChange { [weak self] change in
+            state.changed += change.entities.values.reduce(0) { $0 + $1.inserted.count + $1.updated.count + $1.deleted.count }
+            if state.changed >= state.threshold, let self { state.write(self) }
+        }
+        let timer = interval.map { interval in
+            Task { @MainActor [weak self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: interval)
+                    if state.changed > 0, let self { state.write(self) }
+                }
+            }
+        }
+        return ChangeObservation {
+            observation.cancel()
+            timer?.cancel()
+        }
+    }
+}
+
+@MainActor
+private final class AutomaticSnapshots {
+    let path: String
+    let threshold: Int
+    var changed = 0
+    var isWriting = false
+
+    init(path: String, threshold: Int) {
+        self.path = path
+        self.threshold = threshold
+    }
+
+    func write(_ context: MainContext) {
+        guard !isWriting else { return }
+        isWriting = true
+        changed = 0
+        Task { @MainActor in
+            defer { isWriting = false }
+            do {
+                try await context.writeSnapshot(to: path)
+            } catch {
+                context.store.logger.warning("automatic snapshot failed", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+
+/// How a warm start went. Every outcome is safe: anything but `.used` and `.caughtUp` ended in a
+/// cold start from SQLite, and a snapshot is never partially loaded.
+public enum SnapshotOutcome: Sendable, Hashable, CustomStringConvertible {
+    /// Same store, same schema, same generation: the archive was used as is.
+    case used
+    /// The database was ahead: the changed objects were read from the change log and merged.
+    case caughtUp(changes: Int)
+    /// The archive was not used; the main context was loaded from SQLite.
+    case coldStart(SnapshotRejection)
+
+    public var description: String {
+        switch self {
+        case .used: return "used"
+        case .caughtUp(let changes): return "caught up (\(changes) changes)"
+        case .coldStart(let rejection): return "cold start (\(rejection))"
+        }
+    }
+
+    public var usedSnapshot: Bool {
+        if case .coldStart = self { return false }
+        return true
+    }
+}
+
+/// The result of ``Store/openWarm(at:snapshot:entities:migrations:configuration:)``.
+@MainActor
+public struct WarmStart {
+    public let store: Store
+    public let mainContext: MainContext
+    public let outcome: SnapshotOutcome
+    /// From the call to the moment the main context held its data.
+    public let timeToData: Duration
+}
+
+extension Store {
+    /// Opens the store and fills its main context from a snapshot, falling back to SQLite.
+    ///
+    /// The snapshot is read, decompressed and decoded off the main actor while SQLite opens on
+    /// the store's queue; both are cheap to check against each other (store identity, schema,
+    /// generation), so the archive is validated before the main context shows any of it. Then:
+    /// - same store, schema and generation → the archive is used as is;
+    /// - the database is ahead → the objects changed since (from the change log, which also
+    ///   sees writes made outside Strata) are read and merged as a ``ContextChange/Origin/reload``;
+    /// - anything else (missing, truncated, corrupt, another store, another schema, newer than
+    ///   the database, change log pruned) → the main context loads its resident entities from SQLite.
+    ///
+    /// Each outcome is logged and returned.
+    @MainActor
+    public static func openWarm(
+        at path: String, snapshot snapshotPath: String, entities: [any Entity.Type], migrations: [Migration] = [],
+        configuration: StoreConfiguration = .default
+    ) async throws -> WarmStart {
+        let start = ContinuousClock.now
+        let registry = try SchemaRegistry(entities)
+        let decoding = Task.detached(priority: .userInitiated) { SnapshotLoader(registry: registry).load(snapshotPath) }
+        let store: Store
+        do {
+            store = try await open(at: path, entities: entities, migrations: migrations, configuration: configuration)
+        } catch {
+            decoding.cancel()
+            throw error
+        }
+        let (generation, floor) = try await store.onQueue { writer in
+            (try ChangeLog.generation(writer.connection), try ChangeLog.floor(writer.connection))
+        }
+        let main = store.mainContext
+        var outcome: SnapshotOutcome
+        switch await decoding.value {
+        case .failure(let rejection):
+            outcome = .coldStart(rejection)
+        case .success(let loaded):
+            if loaded.header.storeID != store.storeID {
+                outcome = .coldStart(.otherStore)
+            } else if loaded.header.generation > generation {
+                outcome = .coldStart(.newerThanDatabase)
+            } else if loaded.header.generation < floor {
+                outcome = .coldStart(.historyPruned)
+            } else {
+                for section in loaded.sections { try section.fill(main.graph, asOf: 0) }
+                outcome = loaded.header.generation == generation ? .used : .caughtUp(changes: 0)
+                if case .caughtUp = outcome {
+                    let changes = try await main.catchUp(since: ChangeToken(generation: loaded.header.generation))
+                    outcome = .caughtUp(changes: changes)
+                }
+            }
+        }
+        if case .coldStart = outcome { try await main.loadResidentEntities() }
+        let elapsed = ContinuousClock.now - start
+        store.logger.info("warm start", metadata: ["outcome": "\(outcome)", "snapshot": "\(snapshotPath)",
+                                                   "elapsed": "\(elapsed)"])
+        return WarmStart(store: store, mainContext: main, outcome: outcome, timeToData: elapsed)
+    }
+}
+
+extension MainContext {
+    /// Re-reads every object changed in the store since `token` and merges it (resident
+    /// entities: all changes; others: the objects the context holds). Publishes one change with
+    /// origin ``ContextChange/Origin/reload``. Returns the number of log entries applied.
+    func catchUp(since token: ChangeToken) async throws -> Int {
+        let history = try await store.changes(since: token)
+        var change = ContextChange(origin: .reload, sequence: graph.mergedSequence)
+        for entity in store.registry.types {
+            try await reload(entity.type, history, into: &change)
+        }
+        change.entities = change.entities.filter { !$0.value.isEmpty }
+        if !change.isEmpty { publish(change) }
+        return history.changes.count
+    }
+
+    private func reload<E: Entity>(_ type: E.Type, _ history: ChangeHistory, into change: inout ContextChange) async throws {
+        let (changed, deleted) = history.keys(of: E.entityName)
+        guard !changed.isEmpty || !deleted.isEmpty else { return }
+        let table = try graph.table(E.self)
+        let keys = changed.compactMap(E.ID.fromDatabaseValue).filter { E.isResident || table.visible($0) != nil }
+        var values: [E] = []
+        var sequence = graph.mergedSequence
+        for chunk in stride(from: 0, to: keys.count, by: 10_000).map({ Array(keys[$0..<min(keys.count, $0 + 10_000)]) }) {
+            let fetched = try await store.fetchSnapshot(Query<E>(where: Attribute(table.schema.primaryKey.name).in(chunk)))
+            values += fetched.values
+            sequence = max(sequence, fetched.sequence)
+        }
+        mergePending()
+        try table.reload(values, deleted: deleted.compactMap(E.ID.fromDatabaseValue), asOf: sequence, includeNew: E.isResident,
+                         into: &change.entities[E.entityName, default: .init()])
+    }
+}

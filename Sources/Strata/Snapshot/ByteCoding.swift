@@ -1,0 +1,131 @@
+import Foundation
+
+/// Appends little-endian values and length-prefixed bytes to a growing buffer.
+struct ByteWriter {
+    private(set) var data = Data()
+
+    init(capacity: Int = 0) { data.reserveCapacity(capacity) }
+
+    mutating func append<T: FixedWidthInteger>(_ value: T) {
+        withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) }
+    }
+
+    mutating func append(_ value: Double) { append(value.bitPattern) }
+
+    /// An unsigned LEB128 varint.
+    mutating func appendVarint(_ value: UInt64) {
+        var value = value
+        while value >= 0x80 {
+            data.append(UInt8(value & 0x7F) | 0x80)
+            value >>= 7
+        }
+        data.append(UInt8(value))
+    }
+
+    mutating func append(bytes: some Collection<UInt8>) {
+        appendVarint(UInt64(bytes.count))
+        data.append(contentsOf: bytes)
+    }
+
+    mutating func append(_ string: String) { append(bytes: Array(string.utf8)) }
+
+    mutating func appendRaw(_ bytes: Data) { data.append(bytes) }
+
+    /// Values are tagged with their storage class: 0 NULL, 1 integer (zigzag varint), 2 real,
+    /// 3 text, 4 blob.
+    mutating func append(_ value: DatabaseValue) {
+        switch value {
+        case .null: data.append(0)
+        case .integer(let int):
+            data.append(1)
+            appendVarint(UInt64(bitPattern: (int << 1) ^ (int >> 63)))
+        case .real(let real):
+            data.append(2)
+            append(real)
+        case .text(let text):
+            data.append(3)
+            var text = text
+            text.withUTF8 { append(bytes: $0) }
+        case .blob(let blob):
+            data.append(4)
+            append(bytes: blob)
+        }
+    }
+}
+
+/// Reads what ``ByteWriter`` wrote, never past the end: running out is a truncation error.
+struct ByteReader {
+    private let bytes: UnsafeRawBufferPointer
+    private(set) var offset: Int
+
+    init(_ bytes: UnsafeRawBufferPointer, offset: Int = 0) {
+        self.bytes = bytes
+        self.offset = offset
+    }
+
+    var remaining: Int { bytes.count - offset }
+
+    private func need(_ count: Int) throws {
+        guard count >= 0, count <= remaining else {
+            throw StrataError(.invalidSnapshot, "snapshot is truncated at byte \(offset) (needed \(count) more)")
+        }
+    }
+
+    mutating func read<T: FixedWidthInteger>(_ type: T.Type) throws -> T {
+        try need(MemoryLayout<T>.size)
+        var value: T = 0
+        withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + MemoryLayout<T>.size])) }
+        offset += MemoryLayout<T>.size
+        return T(littleEndian: value)
+    }
+
+    mutating func readDouble() throws -> Double { Double(bitPattern: try read(UInt64.self)) }
+
+    mutating func readVarint() throws -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            try need(1)
+            let byte = bytes[offset]
+            offset += 1
+            guard shift < 64 else { throw StrataError(.invalidSnapshot, "malformed varint at byte \(offset)") }
+            result |= UInt64(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { return result }
+            shift += 7
+        }
+    }
+
+    mutating func readBytes() throws -> UnsafeRawBufferPointer {
+        let count = try readVarint()
+        guard count <= UInt64(remaining) else {
+            throw StrataError(.invalidSnapshot, "snapshot is truncated at byte \(offset) (a \(count)-byte field)")
+        }
+        let slice = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + Int(count)])
+        offset += Int(count)
+        return slice
+    }
+
+    mutating func readString() throws -> String {
+        let raw = try readBytes()
+        guard let string = String(validating: raw.bindMemory(to: UInt8.self), as: UTF8.self) else {
+            throw StrataError(.invalidSnapshot, "invalid UTF-8 text at byte \(offset)")
+        }
+        return string
+    }
+
+    mutating func readValue() throws -> DatabaseValue {
+        try need(1)
+        let tag = bytes[offset]
+        offset += 1
+        switch tag {
+        case 0: return .null
+        case 1:
+            let raw = try readVarint()
+            return .integer(Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1))))
+        case 2: return .real(try readDouble())
+        case 3: return .text(try readString())
+        case 4: return .blob(Data(try readBytes()))
+        default: throw StrataError(.invalidSnapshot, "unknown value tag \(tag) at byte \(offset - 1)")
+        }
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+
+/// Encodes and decodes snapshot payloads: per entity, rows in schema order, each value tagged
+/// with its storage class, in LZ4 frames of about 4 MiB compressed in parallel.
+enum SnapshotArchive {
+    static let objectsPerChunk = 20_000
+
+    /// A fingerprint of one entity's schema (its attributes, columns, types, indexes).
+    static func fingerprint(_ schema: EntitySchema) -> UInt64 {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return Fingerprint.of((try? encoder.encode(schema)) ?? Data())
+    }
+
+    /// A fingerprint of every registered entity's schema.
+    static func fingerprint(_ schemas: [EntitySchema]) -> UInt64 {
+        var writer = ByteWriter()
+        for schema in schemas.sorted(by: { $0.name < $1.name }) {
+            writer.append(schema.name)
+            writer.append(fingerprint(schema))
+        }
+        return Fingerprint.of(writer.data)
+    }
+
+    /// One entity's rows to archive.
+    struct Section: Sendable {
+        let schema: EntitySchema
+        let rows: [[DatabaseValue]]
+    }
+
+    /// What a write produced.
+    struct Written: Sendable {
+        let header: Data
+        let chunks: [Data]
+        var fileSize: Int { header.count + chunks.reduce(0) { $0 + $1.count } }
+    }
+
+    /// Encodes and compresses every section (chunks in parallel) and builds the header.
+    static func encode(_ sections: [Section], storeID: UUID, generation: Int64, schemas: [EntitySchema]) throws -> Written {
+        struct Job { let section: Int; let range: Range<Int> }
+        var jobs: [Job] = []
+        for (index, section) in sections.enumerated() {
+            var start = 0
+            repeat {
+                let end = min(section.rows.count, start + objectsPerChunk)
+                jobs.append(Job(section: index, range: start..<end))
+                start = end
+            } while start < section.rows.count
+        }
+        let results = Locked([Int: Result<(Data, Int), Error>]())
+        let jobList = jobs
+        DispatchQueue.concurrentPerform(iterations: jobs.count) { index in
+            let job = jobList[index]
+            let result = Result<(Data, Int), Error> {
+                var writer = ByteWriter(capacity: job.range.count * 128)
+                for row in sections[job.section].rows[job.range] {
+                    for value in row { writer.append(value) }
+                }
+                let raw = writer.data
+                return (try raw.withUnsafeBytes { try LZ4Frame.compress($0) }, raw.count)
+            }
+            results.withLock { $0[index] = result }
+        }
+        let compressed = try results.withLock { results in try jobs.indices.map { try results[$0]!.get() } }
+        var layout: [(entity: String, fingerprint: UInt64, chunks: [(compressed: Int, uncompressed: Int, objects: Int)])] =
+            sections.map { ($0.schema.name, fingerprint($0.schema), []) }
+        for (index, job) in jobs.enumerated() {
+            layout[job.section].chunks.append((compressed[index].0.count, compressed[index].1, job.range.count))
+        }
+        let header = SnapshotHeader.encode(storeID: storeID, generation: generation, createdAt: Date(),
+                                           schemaFingerprint: fingerprint(schemas), sections: layout)
+        return Written(header: header, chunks: compressed.map(\.0))
+    }
+
+    /// Decompresses, parses and decodes one section's chunks (in parallel), checking each row
+    /// has one value per attribute and decodes as the entity.
+    static func section<E: Entity>(_ type: E.Type, _ entry: SnapshotHeader.Entry, in file: UnsafeRawBufferPointer,
+                                   schema: EntitySchema) throws(SnapshotRejection) -> TypedSection<E> {
+        let width = schema.attributes.count
+        let results = Locked([Int: Result<([[DatabaseValue]], [E]), SnapshotRejection>]())
+        // The buffer outlives the concurrentPerform call, which returns only when every iteration has.
+        nonisolated(unsafe) let file = file
+        DispatchQueue.concurrentPerform(iterations: entry.chunks.count) { index in
+            let chunk = entry.chunks[index]
+            let result = Result<([[DatabaseValue]], [E]), SnapshotRejection> { () throws(SnapshotRejection) -> ([[DatabaseValue]], [E]) in
+                let raw = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, chunk.uncompressedSize), alignment: 8)
+                defer { raw.deallocate() }
+                let destination = UnsafeMutableRawBufferPointer(rebasing: raw[0..<chunk.uncompressedSize])
+                do {
+                    try LZ4Frame.decompress(UnsafeRawBufferPointer(rebasing: file[chunk.offset..<(chunk.offset + chunk.compressedSize)]),
+                                            into: destination)
+                } catch {
+                    throw "\(error)".contains("truncated") ? SnapshotRejection.truncated : SnapshotRejection.checksumMismatch
+                }
+                var reader = ByteReader(UnsafeRawBufferPointer(destination))
+                var rows: [[DatabaseValue]] = []
+                var values: [E] = []
+                rows.reserveCapacity(chunk.objectCount)
+                values.reserveCapacity(chunk.objectCount)
+                let decoder = RowDecoder<[DatabaseValue]>(schema: schema)
+                do {
+                    for _ in 0..<chunk.objectCount {
+                        var row: [DatabaseValue] = []
+                        row.reserveCapacity(width)
+                        for _ in 0..<width { row.append(try reader.readValue()) }
+                        values.append(try decoder.decode(E.self, from: row))
+                        rows.append(row)
+                    }
+                } catch {
+                    throw SnapshotRejection.undecodable("\(entry.entity): \(error)")
+                }
+                guard reader.remaining == 0 else { throw SnapshotRejection.undecodable("\(entry.entity): trailing bytes") }
+                return (rows, values)
+            }
+            results.withLock { $0[index] = result }
+        }
+        var rows: [[DatabaseValue]] = [], values: [E] = []
+        rows.reserveCapacity(entry.objectCount)
+        values.reserveCapacity(entry.objectCount)
+        for index in entry.chunks.indices {
+            switch results.withLock({ $0[index]! }) {
+            case .success(let chunk):
+                rows.append(contentsOf: chunk.0)
+                values.append(contentsOf: chunk.1)
+            case .failure(let rejection): throw rejection
+            }
+        }
+        guard rows.count == entry.objectCount else { throw .undecodable("\(entry.entity): object count mismatch") }
+        return TypedSection(values: values, rows: rows)
+    }
+}
+
+/// A decoded section, ready to fill a context.
+protocol LoadedSection: Sendable {
+    var count: Int { get }
+    @MainActor func fill(_ graph: ObjectGraph, asOf sequence: UInt64) throws
+}
+
+struct TypedSection<E: Entity>: LoadedSection {
+    let values: [E]
+    let rows: [[DatabaseValue]]
+    var count: Int { values.count }
+
+    @MainActor func fill(_ graph: ObjectGraph, asOf sequence: UInt64) throws {
+        try graph.table(E.self).fill(values, rows: rows, asOf: sequence)
+    }
+}

@@ -1,0 +1,179 @@
+import Foundation
+
+/// The header of a snapshot file: who it belongs to, what state it reflects, and a table of
+/// contents. See Design.md ("Snapshot format") for the byte layout.
+public struct SnapshotHeader: Sendable, Hashable {
+    /// The first eight bytes of every snapshot file.
+    public static let magic = Array("STRATASN".utf8)
+    /// The format version this build writes and reads.
+    public static let currentFormatVersion: UInt32 = 1
+
+    public let formatVersion: UInt32
+    /// The identity of the store the archive was taken from.
+    public let storeID: UUID
+    /// The change-log generation the archive reflects (everything up to it, at least).
+    public let generation: Int64
+    public let createdAt: Date
+    /// A fingerprint of every registered entity's schema.
+    public let schemaFingerprint: UInt64
+    public let entities: [Entry]
+    /// The size of the whole file.
+    public let fileSize: Int
+
+    /// One entity's section.
+    public struct Entry: Sendable, Hashable {
+        public let entity: String
+        public let schemaFingerprint: UInt64
+        public let objectCount: Int
+        public let chunks: [Chunk]
+        public var uncompressedBytes: Int { chunks.reduce(0) { $0 + $1.uncompressedSize } }
+        public var compressedBytes: Int { chunks.reduce(0) { $0 + $1.compressedSize } }
+        /// Where the section's compressed bytes are in the file.
+        public var byteRange: Range<Int> {
+            (chunks.first?.offset ?? 0)..<((chunks.last.map { $0.offset + $0.compressedSize }) ?? 0)
+        }
+    }
+
+    /// One LZ4 frame of a section, compressed independently (so chunks compress and decompress in parallel).
+    public struct Chunk: Sendable, Hashable {
+        public let offset: Int
+        public let compressedSize: Int
+        public let uncompressedSize: Int
+        public let objectCount: Int
+    }
+
+    public var uncompressedBytes: Int { entities.reduce(0) { $0 + $1.uncompressedBytes } }
+    public var compressedBytes: Int { entities.reduce(0) { $0 + $1.compressedBytes } }
+    public var objectCount: Int { entities.reduce(0) { $0 + $1.objectCount } }
+
+    /// Writes the header for sections whose chunks start right after it.
+    static func encode(storeID: UUID, generation: Int64, createdAt: Date, schemaFingerprint: UInt64,
+                       sections: [(entity: String, fingerprint: UInt64, chunks: [(compressed: Int, uncompressed: Int, objects: Int)])]) -> Data {
+        func body(payloadStart: Int) -> Data {
+            var writer = ByteWriter()
+            withUnsafeBytes(of: storeID.uuid) { writer.appendRaw(Data($0)) }
+            writer.append(generation)
+            writer.append(createdAt.timeIntervalSince1970)
+            writer.append(schemaFingerprint)
+            writer.append(UInt32(sections.count))
+            var offset = payloadStart
+            for section in sections {
+                writer.append(section.entity)
+                writer.append(section.fingerprint)
+                writer.append(UInt64(section.chunks.reduce(0) { $0 + $1.objects }))
+                writer.append(UInt32(section.chunks.count))
+                for chunk in section.chunks {
+                    writer.append(UInt64(offset))
+                    writer.append(UInt64(chunk.compressed))
+                    writer.append(UInt64(chunk.uncompressed))
+                    writer.append(UInt64(chunk.objects))
+                    offset += chunk.compressed
+                }
+            }
+            return writer.data
+        }
+        // Offsets are fixed-width, so the body's size does not depend on them.
+        let size = body(payloadStart: 0).count
+        var header = ByteWriter()
+        header.appendRaw(Data(magic))
+        header.append(currentFormatVersion)
+        header.append(UInt32(size))
+        header.appendRaw(body(payloadStart: 16 + size + 4))
+        let crc = header.data.withUnsafeBytes { CRC32.checksum($0) }
+        header.append(crc)
+        return header.data
+    }
+
+    /// Parses and checks a header; every problem is a ``SnapshotRejection``.
+    static func decode(_ bytes: UnsafeRawBufferPointer) throws(SnapshotRejection) -> SnapshotHeader {
+        if bytes.isEmpty { throw .empty }
+        guard bytes.count >= 8, Array(bytes[0..<8]) == magic else { throw .badMagic }
+        var reader = ByteReader(bytes, offset: 8)
+        do {
+            let version = try reader.read(UInt32.self)
+            guard version == currentFormatVersion else { throw SnapshotRejection.unsupportedFormat(Int(version)) }
+            let size = Int(try reader.read(UInt32.self))
+            guard bytes.count >= 16 + size + 4 else { throw SnapshotRejection.truncated }
+            var crcReader = ByteReader(bytes, offset: 16 + size)
+            let stored = try crcReader.read(UInt32.self)
+            guard stored == CRC32.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<(16 + size)])) else {
+                throw SnapshotRejection.checksumMismatch
+            }
+            var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            withUnsafeMutableBytes(of: &uuid) { destination in
+                for index in 0..<16 { destination[index] = bytes[16 + index] }
+            }
+            reader = ByteReader(bytes, offset: 32)
+            let generation = try reader.read(Int64.self)
+            let created = try reader.readDouble()
+            let fingerprint = try reader.read(UInt64.self)
+            let count = Int(try reader.read(UInt32.self))
+            var entries: [Entry] = []
+            for _ in 0..<count {
+                let name = try reader.readString()
+                let entityFingerprint = try reader.read(UInt64.self)
+                let objects = Int(try reader.read(UInt64.self))
+                let chunkCount = Int(try reader.read(UInt32.self))
+                guard chunkCount <= reader.remaining / 32 else { throw SnapshotRejection.truncated }
+                var chunks: [Chunk] = []
+                for _ in 0..<chunkCount {
+                    let chunk = Chunk(offset: Int(try reader.read(UInt64.self)), compressedSize: Int(try reader.read(UInt64.self)),
+                                      uncompressedSize: Int(try reader.read(UInt64.self)), objectCount: Int(try reader.read(UInt64.self)))
+                    guard chunk.offset >= 0, chunk.compressedSize >= 0, chunk.offset <= bytes.count,
+                          chunk.compressedSize <= bytes.count - chunk.offset else { throw SnapshotRejection.truncated }
+                    chunks.append(chunk)
+                }
+                entries.append(Entry(entity: name, schemaFingerprint: entityFingerprint, objectCount: objects, chunks: chunks))
+            }
+            return SnapshotHeader(formatVersion: version, storeID: UUID(uuid: uuid), generation: generation,
+                                  createdAt: Date(timeIntervalSince1970: created), schemaFingerprint: fingerprint,
+                                  entities: entries, fileSize: bytes.count)
+        } catch let rejection as SnapshotRejection {
+            throw rejection
+        } catch {
+            throw .truncated
+        }
+    }
+}
+
+/// Why a snapshot was not used. Every case leads to a cold start from SQLite.
+public enum SnapshotRejection: Error, Sendable, Hashable, CustomStringConvertible {
+    /// There is no snapshot file.
+    case missing
+    /// The file is empty.
+    case empty
+    /// The file does not start with the snapshot magic.
+    case badMagic
+    /// The file was written in a format version this build does not read.
+    case unsupportedFormat(Int)
+    /// The file ends before its header or payload does.
+    case truncated
+    /// The header's CRC-32 or a payload frame's content checksum does not match.
+    case checksumMismatch
+    /// The schema (or an entity's) differs from the app's.
+    case schemaChanged
+    /// The archive was taken from another store.
+    case otherStore
+    /// The archive reflects a generation the database does not have (it was restored or rolled back).
+    case newerThanDatabase
+    /// The database is ahead and its change log no longer reaches back to the archive.
+    case historyPruned
+    /// The payload could not be decoded into entities.
+    case undecodable(String)
+
+    public var description: String {
+        switch self {
+        case .missing: return "no snapshot file"
+        case .empty: return "the snapshot file is empty"
+        case .badMagic: return "not a Strata snapshot (wrong magic)"
+        case .unsupportedFormat(let version): return "unsupported snapshot format version \(version)"
+        case .truncated: return "the snapshot is truncated"
+        case .checksumMismatch: return "the snapshot fails its checksum"
+        case .schemaChanged: return "the snapshot was written with another schema"
+        case .otherStore: return "the snapshot belongs to another store"
+        case .newerThanDatabase: return "the snapshot is newer than the database"
+        case .historyPruned: return "the change log no longer reaches back to the snapshot"
+        case .undecodable(let reason): return "the snapshot cannot be decoded: \(reason)"
+        }
+    }
+}

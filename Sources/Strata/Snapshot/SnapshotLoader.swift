@@ -1,0 +1,64 @@
+import Foundation
+
+/// Reads a snapshot file and decodes it whole — or rejects it whole: a snapshot is never
+/// partially loaded.
+struct SnapshotLoader {
+    struct Loaded: Sendable {
+        let header: SnapshotHeader
+        let sections: [any LoadedSection]
+    }
+
+    let registry: SchemaRegistry
+
+    func load(_ path: String) -> Result<Loaded, SnapshotRejection> {
+        guard FileManager.default.fileExists(atPath: path) else { return .failure(.missing) }
+        guard let data = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else {
+            return .failure(.missing)
+        }
+        return data.withUnsafeBytes { bytes in Result { () throws(SnapshotRejection) -> Loaded in try decode(bytes) } }
+    }
+
+    private func decode(_ bytes: UnsafeRawBufferPointer) throws(SnapshotRejection) -> Loaded {
+        let header = try SnapshotHeader.decode(bytes)
+        guard header.schemaFingerprint == SnapshotArchive.fingerprint(registry.schemas) else { throw .schemaChanged }
+        var sections: [any LoadedSection] = []
+        for entry in header.entities {
+            guard let schema = try? registry.schema(named: entry.entity),
+                  let type = registry.types.first(where: { $0.type.entityName == entry.entity })?.type,
+                  SnapshotArchive.fingerprint(schema) == entry.schemaFingerprint else { throw .schemaChanged }
+            sections.append(try Self.section(type, entry, bytes, schema))
+        }
+        return Loaded(header: header, sections: sections)
+    }
+
+    private static func section<E: Entity>(_ type: E.Type, _ entry: SnapshotHeader.Entry, _ bytes: UnsafeRawBufferPointer,
+                                           _ schema: EntitySchema) throws(SnapshotRejection) -> any LoadedSection {
+        try SnapshotArchive.section(type, entry, in: bytes, schema: schema)
+    }
+}
+
+/// Reading snapshot files without a store: for tools such as `strata snapshot info`.
+public enum Snapshot {
+    /// Reads and checks a snapshot's header (magic, format version, CRC-32) and table of contents.
+    /// - Throws: ``SnapshotRejection`` describing what is wrong with the file.
+    public static func readHeader(at path: String) throws -> SnapshotHeader {
+        guard let data = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else {
+            throw SnapshotRejection.missing
+        }
+        return try data.withUnsafeBytes { bytes throws(SnapshotRejection) in try SnapshotHeader.decode(bytes) }
+    }
+}
+
+/// What writing a snapshot produced.
+public struct SnapshotSummary: Sendable {
+    public let path: String
+    public let header: SnapshotHeader
+    /// Time spent encoding, compressing and writing (after the state was committed).
+    public let duration: Duration
+
+    public var fileSize: Int { header.fileSize }
+    /// Uncompressed payload bytes divided by compressed payload bytes.
+    public var compressionRatio: Double {
+        header.compressedBytes == 0 ? 1 : Double(header.uncompressedBytes) / Double(header.compressedBytes)
+    }
+}
