@@ -15,6 +15,7 @@ protocol AnyEntityTable: AnyObject {
     func pruneDeletions(through sequence: UInt64)
     func evict(keeping limit: Int, protected: Set<DatabaseValue>) -> Int
     func archiveRows() throws -> [[DatabaseValue]]
+    func forget(_ keys: [DatabaseValue]?)
 }
 
 /// The objects of one entity that a context holds: saved copies with the store version they
@@ -352,6 +353,17 @@ final class EntityTable<E: Entity>: AnyEntityTable {
         return keys
     }
 
+    /// Drops saved copies (all of them when `keys` is nil); unsaved edits stay.
+    func forget(_ keys: [DatabaseValue]?) {
+        let ids = keys.map { $0.compactMap(E.ID.fromDatabaseValue) } ?? Array(records.keys)
+        for id in ids {
+            if let row = records.removeValue(forKey: id)?.row { for index in indexes { index.remove(id, row: row) } }
+        }
+    }
+
+    /// The saved copies' primary keys.
+    var heldKeys: [DatabaseValue] { records.keys.map(\.databaseValue) }
+
     // MARK: Snapshots
 
     /// The saved copies' rows, in primary-key order (unsaved edits are never archived).
@@ -371,13 +383,13 @@ final class EntityTable<E: Entity>: AnyEntityTable {
 
     /// Applies objects re-read from the store (catch-up): changed ones replace the held copies,
     /// deleted ones go. Only held objects are touched unless `includeNew`.
-    func reload(_ values: [E], deleted: [E.ID], asOf sequence: UInt64, includeNew: Bool,
+    func reload(_ values: [E], deleted: [E.ID], asOf sequence: UInt64, includeNew: Bool, policy: MergePolicy,
                 into changes: inout ContextChange.EntityChanges) throws {
         for value in values where includeNew || records[value.id] != nil {
-            try mergeValue(value, sequence: sequence, isOwn: false, registersNew: true, policy: .storeWins, changes: &changes)
+            try mergeValue(value, sequence: sequence, isOwn: false, registersNew: true, policy: policy, changes: &changes)
         }
         for id in deleted {
-            mergeDeletion(id, sequence: sequence, isOwn: false, policy: .storeWins, changes: &changes)
+            mergeDeletion(id, sequence: sequence, isOwn: false, policy: policy, changes: &changes)
         }
     }
 

@@ -102,3 +102,35 @@ private final class AutomaticSnapshots {
         }
     }
 }
+
+extension MainContext {
+    /// A change set this context merged at acceptance failed for good at commit: re-read the
+    /// objects it touched from the store (they are absent if SQLite never had them) and publish
+    /// the correction as one ``ContextChange/Origin/reload`` change.
+    func reloadAfterFailure(_ changes: ChangeSet) {
+        Task { @MainActor in
+            do {
+                var change = ContextChange(origin: .reload, sequence: graph.mergedSequence)
+                for (entity, keys) in changes.touchedKeys() {
+                    guard let type = store.registry.types.first(where: { $0.type.entityName == entity })?.type else { continue }
+                    try await reload(type, keys: keys, into: &change)
+                }
+                change.entities = change.entities.filter { !$0.value.isEmpty }
+                if !change.isEmpty { publish(change) }
+            } catch {
+                store.logger.error("re-reading objects after a failed save failed", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    private func reload<E: Entity>(_ type: E.Type, keys: [DatabaseValue]?, into change: inout ContextChange) async throws {
+        let table = try graph.table(E.self)
+        let keys = keys ?? table.heldKeys
+        let ids = keys.compactMap(E.ID.fromDatabaseValue)
+        let (values, sequence) = try await store.fetchSnapshot(Query<E>(where: Attribute(table.schema.primaryKey.name).in(ids)))
+        mergePending()
+        let found = Set(values.map(\.id))
+        try table.reload(values, deleted: ids.filter { !found.contains($0) }, asOf: sequence, includeNew: E.isResident,
+                         policy: graph.policy, into: &change.entities[E.entityName, default: .init()])
+    }
+}

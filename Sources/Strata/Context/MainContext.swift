@@ -46,7 +46,7 @@ public final class MainContext {
     }
 
     struct Mailbox {
-        var items: [(UInt64, ChangeSet)] = []
+        var items: [StoreEvent] = []
         var isScheduled = false
     }
 
@@ -56,8 +56,8 @@ public final class MainContext {
         // Register first, then read the sequence: nothing accepted after it is missed. The
         // observer holds the context weakly, so the store never keeps it alive.
         let placeholder = Locked(WeakMainContext())
-        let (id, sequence) = store.addAcceptObserver { sequence, changes in
-            placeholder.withLock { $0.context }?.enqueue(sequence, changes)
+        let (id, sequence) = store.addAcceptObserver { event in
+            placeholder.withLock { $0.context }?.enqueue(event)
         }
         graph = ObjectGraph(registry: store.registry, identity: identity, policy: .localWins, registersNew: true,
                             keepsIndexes: true, startingAt: sequence)
@@ -70,9 +70,9 @@ public final class MainContext {
     }
 
     /// Called by the store, in acceptance order, while it holds its pipeline lock: only enqueues.
-    nonisolated func enqueue(_ sequence: UInt64, _ changes: ChangeSet) {
+    nonisolated func enqueue(_ event: StoreEvent) {
         let schedule = mailbox.withLock { box -> Bool in
-            box.items.append((sequence, changes))
+            box.items.append(event)
             defer { box.isScheduled = true }
             return !box.isScheduled
         }
@@ -83,12 +83,16 @@ public final class MainContext {
 
     /// Merges every change set waiting in the mailbox, in order, and notifies observers.
     func mergePending() {
-        let items = mailbox.withLock { box -> [(UInt64, ChangeSet)] in
+        let items = mailbox.withLock { box -> [StoreEvent] in
             box.isScheduled = false
             defer { box.items.removeAll() }
             return box.items
         }
-        for (sequence, changes) in items {
+        for item in items {
+            guard case .accepted(let sequence, let changes) = item else {
+                if case .failed(_, let changes) = item { reloadAfterFailure(changes) }
+                continue
+            }
             do {
                 if let change = try graph.merge(sequence: sequence, changes: changes), !change.isEmpty {
                     publish(change)

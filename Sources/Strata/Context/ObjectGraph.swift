@@ -111,6 +111,11 @@ final class ObjectGraph {
         return (submission, result)
     }
 
+    /// Drops the saved copies a change set touched (it failed at commit, so they may be wrong).
+    func forget(touchedBy changes: ChangeSet) {
+        for (entity, keys) in changes.touchedKeys() { tables[entity]?.forget(keys) }
+    }
+
     func rollback() {
         for table in tables.values { table.clearEdits() }
     }

@@ -123,6 +123,6 @@ extension MainContext {
         }
         mergePending()
         try table.reload(values, deleted: deleted.compactMap(E.ID.fromDatabaseValue), asOf: sequence, includeNew: E.isResident,
-                         into: &change.entities[E.entityName, default: .init()])
+                         policy: graph.policy, into: &change.entities[E.entityName, default: .init()])
     }
 }

@@ -23,15 +23,15 @@ public actor WorkerContext {
     public nonisolated let name: String
     public nonisolated let store: Store
     private let graph: ObjectGraph
-    private let mailbox = Locked<[(UInt64, ChangeSet)]>([])
+    private let mailbox = Locked<[StoreEvent]>([])
     private nonisolated let observerID: UUID
 
     init(store: Store, name: String, policy: MergePolicy) {
         self.name = name
         self.store = store
         let mailbox = self.mailbox
-        let (id, sequence) = store.addAcceptObserver { sequence, changes in
-            mailbox.withLock { $0.append((sequence, changes)) }
+        let (id, sequence) = store.addAcceptObserver { event in
+            mailbox.withLock { $0.append(event) }
         }
         observerID = id
         graph = ObjectGraph(registry: store.registry, identity: ContextIdentity(id: UUID(), name: name), policy: policy,
@@ -51,13 +51,17 @@ public actor WorkerContext {
 
     /// Merges what the store accepted since the last operation into the copies this worker holds.
     private func absorb() {
-        let items = mailbox.withLock { items -> [(UInt64, ChangeSet)] in
+        let items = mailbox.withLock { items -> [StoreEvent] in
             defer { items.removeAll() }
             return items
         }
-        for (sequence, changes) in items {
+        for item in items {
             do {
-                _ = try graph.merge(sequence: sequence, changes: changes)
+                switch item {
+                case .accepted(let sequence, let changes): _ = try graph.merge(sequence: sequence, changes: changes)
+                // The change set never reached SQLite: drop the copies it touched (fetch again).
+                case .failed(_, let changes): graph.forget(touchedBy: changes)
+                }
             } catch {
                 store.logger.error("merge into worker \(name) failed", metadata: ["error": "\(error)"])
             }

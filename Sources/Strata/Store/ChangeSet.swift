@@ -88,6 +88,23 @@ public struct ChangeSet: Sendable {
         operations.append(.bulkDelete(entity: E.entityName, target: .filter(filter)))
     }
 
+    /// The primary keys each entity's operations name; nil for an entity with an operation by
+    /// filter (any of its objects may be affected).
+    func touchedKeys() -> [String: [DatabaseValue]?] {
+        var result: [String: [DatabaseValue]?] = [:]
+        for operation in operations {
+            let entity = operation.entityName
+            if result[entity] == .some(nil) { continue }
+            switch operation {
+            case .save(let object, _): result[entity, default: []]?.append(object.id.databaseValue)
+            case .delete(_, let id): result[entity, default: []]?.append(id)
+            case .bulkUpdate(_, .ids(let ids), _), .bulkDelete(_, .ids(let ids)): result[entity, default: []]?.append(contentsOf: ids)
+            case .bulkUpdate(_, .filter, _), .bulkDelete(_, .filter): result[entity] = .some(nil)
+            }
+        }
+        return result
+    }
+
     /// Appends every operation of `other`, after this one's.
     public mutating func append(contentsOf other: ChangeSet) { operations.append(contentsOf: other.operations) }
 

@@ -6,12 +6,19 @@ struct ContextIdentity: Sendable, Hashable {
     let name: String
 }
 
+/// What the store tells contexts, in order: a change set was accepted (merge it now), or an
+/// accepted change set failed for good at commit (re-read what it touched).
+enum StoreEvent: Sendable {
+    case accepted(UInt64, ChangeSet)
+    case failed(UInt64, ChangeSet)
+}
+
 extension Store {
     /// Registers `observer` to be called, in acceptance order, with every change set the store
     /// accepts, together with the sequence the store is at when the observer is added (every
     /// later change set has a higher sequence). Called while the pipeline lock is held: it must
     /// only enqueue.
-    func addAcceptObserver(_ observer: @escaping @Sendable (UInt64, ChangeSet) -> Void) -> (UUID, UInt64) {
+    func addAcceptObserver(_ observer: @escaping @Sendable (StoreEvent) -> Void) -> (UUID, UInt64) {
         let id = UUID()
         let sequence = pipeline.withLock { state -> UInt64 in
             state.acceptObservers[id] = observer

@@ -24,7 +24,7 @@ struct PipelineState {
     var permanentFailures: [UInt64: StrataError] = [:]
     var waiters: [Waiter] = []
     var failureObservers: [UUID: AsyncStream<StrataError>.Continuation] = [:]
-    var acceptObservers: [UUID: @Sendable (UInt64, ChangeSet) -> Void] = [:]
+    var acceptObservers: [UUID: @Sendable (StoreEvent) -> Void] = [:]
     var isClosed = false
     /// Whether a drain (a transaction) is running on the queue right now.
     var isDraining = false
@@ -74,7 +74,7 @@ extension Store {
             let sequence = state.nextSequence
             state.nextSequence += 1
             state.pending.append(.init(sequence: sequence, changes: changes))
-            for observer in state.acceptObservers.values { observer(sequence, changes) }
+            for observer in state.acceptObservers.values { observer(.accepted(sequence, changes)) }
             let schedule = !state.drainScheduled
             state.drainScheduled = true
             return (sequence, schedule)
@@ -203,7 +203,8 @@ extension Store {
             retry(after: Self.strataError(error, path: path), first: first.sequence, last: last.sequence)
             return
         }
-        committed(batch.count, through: last.sequence, generation: generation, failures: failures)
+        let failed = batch.filter { failures[$0.sequence] != nil }.map { ($0.sequence, $0.changes) }
+        committed(batch.count, through: last.sequence, generation: generation, failures: failures, failed: failed)
     }
 
     private static func keepNewest(_ limit: Int, of failures: inout [UInt64: StrataError]) {
@@ -223,7 +224,8 @@ extension Store {
         }
     }
 
-    private func committed(_ count: Int, through last: UInt64, generation: Int64, failures: [UInt64: StrataError]) {
+    private func committed(_ count: Int, through last: UInt64, generation: Int64, failures: [UInt64: StrataError],
+                           failed: [(UInt64, ChangeSet)]) {
         let (ready, observers) = pipeline.withLock { state -> ([(PipelineState.Waiter, Result<Void, Error>)], [AsyncStream<StrataError>.Continuation]) in
             state.pending.removeFirst(count)
             state.resolvedThrough = last
@@ -233,6 +235,10 @@ extension Store {
             state.unreportedFailures.merge(failures) { a, _ in a }
             if let newest = failures.keys.max() { state.lastFailedSequence = max(state.lastFailedSequence, newest) }
             state.permanentFailures.merge(failures) { a, _ in a }
+            // Contexts merged these optimistically at acceptance: tell them, in order, to undo.
+            for (sequence, changes) in failed {
+                for observer in state.acceptObservers.values { observer(.failed(sequence, changes)) }
+            }
             // Memory stays bounded when nobody asks: the oldest failures are forgotten first.
             Self.keepNewest(1_000, of: &state.unreportedFailures)
             Self.keepNewest(10_000, of: &state.permanentFailures)
