@@ -17,6 +17,11 @@ extension MainContext {
 
     func writeSnapshot(to path: String, stopAfter step: SnapshotWriteStep?) async throws -> SnapshotSummary {
         mergePending()
+        // Never archive what a failed change set left: let the corrections finish first.
+        while let correction = corrections.values.first {
+            await correction.value
+            mergePending()
+        }
         let (committedThrough, committedGeneration) = store.pipeline.withLock { ($0.resolvedThrough, $0.committedGeneration) }
         let sequence = graph.appliedSequence
         var sections: [SnapshotArchive.Section] = []
@@ -108,7 +113,9 @@ extension MainContext {
     /// objects it touched from the store (they are absent if SQLite never had them) and publish
     /// the correction as one ``ContextChange/Origin/reload`` change.
     func reloadAfterFailure(_ changes: ChangeSet) {
-        Task { @MainActor in
+        let id = UUID()
+        corrections[id] = Task { @MainActor in
+            defer { corrections[id] = nil }
             do {
                 var change = ContextChange(origin: .reload, sequence: graph.mergedSequence)
                 for (entity, keys) in changes.touchedKeys() {

@@ -33,6 +33,8 @@ public final class MainContext {
     private var streams: [UUID: AsyncStream<ContextChange>.Continuation] = [:]
     var liveQueries: [UUID: any LiveQueryUpdating] = [:]
     private var inFlightFetches = 0
+    /// Re-reads after failed change sets that have not finished yet.
+    var corrections: [UUID: Task<Void, Never>] = [:]
     private var observerID: UUID?
 
     /// How many saved copies of non-resident entities the context keeps before evicting the least

@@ -1,0 +1,61 @@
+import Foundation
+
+extension Snapshot {
+    /// Reads a snapshot and checks it whole, never loading it into a context: the header (magic,
+    /// format, CRC-32), every LZ4 frame of the payload (sizes and content checksums) and, when
+    /// `schemas` is given (a store's recorded schemas, see ``StoreInspector/entities``), that the
+    /// archive was written with those schemas and that every chunk holds exactly its objects'
+    /// rows, one value per attribute.
+    /// - Returns: the header.
+    /// - Throws: the ``SnapshotRejection`` the first problem found would cause at a warm start.
+    public static func verify(at path: String, schemas: [EntitySchema]? = nil) throws(SnapshotRejection) -> SnapshotHeader {
+        guard let data = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else {
+            throw SnapshotRejection.missing
+        }
+        return try data.withUnsafeBytes { bytes in Result { () throws(SnapshotRejection) -> SnapshotHeader in
+            let header = try SnapshotHeader.decode(bytes)
+            var widths: [String: Int]?
+            if let schemas {
+                guard header.schemaFingerprint == SnapshotArchive.fingerprint(schemas) else { throw .schemaChanged }
+                let byName = Dictionary(schemas.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+                var found: [String: Int] = [:]
+                for entry in header.entities {
+                    guard let schema = byName[entry.entity],
+                          SnapshotArchive.fingerprint(schema) == entry.schemaFingerprint else { throw .schemaChanged }
+                    found[entry.entity] = schema.attributes.count
+                }
+                widths = found
+            }
+            for entry in header.entities {
+                try verify(entry, in: bytes, width: widths?[entry.entity])
+            }
+            return header
+        } }.get()
+    }
+
+    private static func verify(_ entry: SnapshotHeader.Entry, in file: UnsafeRawBufferPointer,
+                               width: Int?) throws(SnapshotRejection) {
+        guard entry.chunks.reduce(0, { $0 + $1.objectCount }) == entry.objectCount else {
+            throw .undecodable("\(entry.entity): object count mismatch")
+        }
+        for chunk in entry.chunks {
+            let raw = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, chunk.uncompressedSize), alignment: 8)
+            defer { raw.deallocate() }
+            let destination = UnsafeMutableRawBufferPointer(rebasing: raw[0..<chunk.uncompressedSize])
+            do {
+                try LZ4Frame.decompress(UnsafeRawBufferPointer(rebasing: file[chunk.offset..<(chunk.offset + chunk.compressedSize)]),
+                                        into: destination)
+            } catch {
+                throw "\(error)".contains("truncated") ? SnapshotRejection.truncated : SnapshotRejection.checksumMismatch
+            }
+            guard let width else { continue }
+            var reader = ByteReader(UnsafeRawBufferPointer(destination))
+            do {
+                for _ in 0..<(chunk.objectCount * width) { _ = try reader.readValue() }
+            } catch {
+                throw .undecodable("\(entry.entity): \(error)")
+            }
+            guard reader.remaining == 0 else { throw .undecodable("\(entry.entity): trailing bytes") }
+        }
+    }
+}

@@ -1,0 +1,25 @@
+/// Whether a snapshot would warm-start a store, as ``Store/openWarm(at:snapshot:entities:migrations:configuration:)``
+/// would judge it (with the app registering every entity the store records).
+public enum SnapshotValidity: Sendable, Hashable, CustomStringConvertible {
+    /// Same store, schema and generation: it would be used as is.
+    case current
+    /// The database is ahead by `changes` logged changes, all still in the change log: it would
+    /// be used and caught up.
+    case behind(changes: Int)
+    /// It would be rejected (and the app would cold-start from SQLite).
+    case invalid(SnapshotRejection)
+
+    /// Whether a warm start would use the snapshot.
+    public var isValid: Bool {
+        if case .invalid = self { return false }
+        return true
+    }
+
+    public var description: String {
+        switch self {
+        case .current: return "valid: it would be used as is"
+        case .behind(let changes): return "valid: it would be used and caught up (\(changes) changes)"
+        case .invalid(let rejection): return "not valid: \(rejection)"
+        }
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+
+extension StoreInspector {
+    /// Checks the store — SQLite's `integrity_check` and `foreign_key_check`, the change log's
+    /// continuity, the entity tables against their recorded schemas — and, when `snapshot` is
+    /// given, whether that snapshot is valid for the store.
+    ///
+    /// The change log is continuous when every generation after the floor is present (they are
+    /// the log's row IDs, so they increase strictly by construction), nothing at or below the
+    /// floor remains, every entry names a recorded entity and a known operation, and an empty log
+    /// has no floor (or the next change would reuse an old generation).
+    /// - Throws: `.cannotOpen` when `snapshot` names no file; SQLite errors reading the store.
+    public func check(snapshot: String? = nil) throws -> CheckReport {
+        var items = [
+            CheckReport.Item(name: "integrity", detail: "PRAGMA integrity_check: ok", problems: try connection.integrityProblems()),
+            CheckReport.Item(name: "foreign keys", detail: "PRAGMA foreign_key_check: ok",
+                             problems: try connection.foreignKeyProblems()),
+            try changeLogContinuity(),
+            try entityTables(),
+        ]
+        if let snapshot {
+            guard FileManager.default.fileExists(atPath: snapshot) else {
+                throw StrataError(.cannotOpen, "no such snapshot file", path: snapshot)
+            }
+            let validity = try snapshotValidity(at: snapshot)
+            items.append(CheckReport.Item(name: "snapshot", detail: validity.description,
+                                          problems: validity.isValid ? [] : [validity.description]))
+        }
+        return CheckReport(items: items)
+    }
+
+    private func count(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> Int64 {
+        Int64.fromDatabaseValue(try connection.rows(sql, arguments, cached: false).first?.first ?? .null) ?? 0
+    }
+
+    func changeLogContinuity() throws -> CheckReport.Item {
+        let range = try changeLog()
+        let table = ChangeLog.table
+        var problems: [String] = []
+        let stale = try count("SELECT count(*) FROM \(table) WHERE generation <= ?", [.integer(range.floor)])
+        if stale > 0 {
+            problems.append("\(stale) entries at or below the floor \(range.floor) were not pruned")
+        }
+        if let newest = range.newest, newest > range.floor {
+            let present = try count("SELECT count(*) FROM \(table) WHERE generation > ?", [.integer(range.floor)])
+            if present != newest - range.floor {
+                let gap = try count("""
+                    SELECT min(g) FROM (SELECT ? AS g UNION ALL SELECT generation + 1 FROM \(table) WHERE generation >= ?)
+                    WHERE g <= ? AND g NOT IN (SELECT generation FROM \(table))
+                    """, [.integer(range.floor + 1), .integer(range.floor + 1), .integer(newest)])
+                problems.append("\(newest - range.floor - present) generations are missing between \(range.floor + 1) "
+                                + "and \(newest) (the first is \(gap))")
+            }
+        } else if range.newest == nil, range.floor > 0 {
+            problems.append("the log is empty but its floor is \(range.floor): the next change would reuse generation 1")
+        }
+        for row in try connection.rows("SELECT DISTINCT entity FROM \(table) ORDER BY entity", cached: false) {
+            if let code = Int64.fromDatabaseValue(row[0]), entityCodes[code] == nil {
+                problems.append("entries name entity code \(code), which \(SchemaMigrator.entitiesTable) does not record")
+            }
+        }
+        let badOperations = try count("SELECT count(*) FROM \(table) WHERE op NOT IN (?, ?, ?)",
+                                      [.integer(ChangeLog.insert), .integer(ChangeLog.update), .integer(ChangeLog.delete)])
+        if badOperations > 0 { problems.append("\(badOperations) entries have an unknown operation code") }
+        let detail: String
+        if let oldest = range.oldest, let newest = range.newest {
+            detail = "generations \(oldest)…\(newest) continuous (\(range.entries) entries, floor \(range.floor))"
+        } else {
+            detail = "empty (floor \(range.floor))"
+        }
+        return CheckReport.Item(name: "change log", detail: detail, problems: problems)
+    }
+
+    func entityTables() throws -> CheckReport.Item {
+        let database = Database(connection: connection)
+        var problems: [String] = []
+        for schema in entities {
+            guard try database.tableExists(schema.table) else {
+                problems.append("\(schema.name): table \(schema.table) is missing")
+                continue
+            }
+            let columns = Set(try database.columns(in: schema.table).map { $0.name.lowercased() })
+            for attribute in schema.attributes where !columns.contains(attribute.column.lowercased()) {
+                problems.append("\(schema.name): table \(schema.table) has no column \(attribute.column) (attribute \(attribute.name))")
+            }
+            let indexes = Set(try database.indexes(on: schema.table))
+            for index in schema.indexes where !indexes.contains(schema.indexName(index)) {
+                problems.append("\(schema.name): index \(schema.indexName(index)) is missing")
+            }
+            if !schema.fullTextAttributes.isEmpty, try !database.tableExists(schema.fullTextTable) {
+                problems.append("\(schema.name): full-text table \(schema.fullTextTable) is missing")
+            }
+            for suffix in ["insert", "update", "delete"] {
+                let trigger = "strata_log_\(schema.table)_\(suffix)"
+                if try connection.rows("SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = ?",
+                                       [.text(trigger)], cached: false).isEmpty {
+                    problems.append("\(schema.name): change-log trigger \(trigger) is missing (changes go unlogged)")
+                }
+            }
+        }
+        return CheckReport.Item(name: "entity tables", detail: "\(entities.count) entities match their recorded schemas",
+                                problems: problems)
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+
+/// Reads the entity schemas a store recorded in `strata_entities`, without the app's types.
+///
+/// The recorded JSON is what ``EntitySchema``'s `Encodable` conformance wrote; its attribute
+/// defaults are stored as SQL literals (`defaultSQL`), which are parsed back here so that a
+/// decoded schema equals — and fingerprints like — the schema the app registered.
+enum StoredSchema {
+    private struct Stored: Decodable {
+        struct Attribute: Decodable {
+            var name: String
+            var column: String
+            var type: AttributeType
+            var isOptional: Bool
+            var defaultSQL: String
+        }
+        var name: String
+        var table: String
+        var attributes: [Attribute]
+        var primaryKeyIndex: Int
+        var indexes: [EntityIndex]
+        var fullTextAttributes: [String]
+        var isResident: Bool
+    }
+
+    /// Decodes one recorded schema.
+    /// - Throws: `.corrupt` when `json` is not JSON; `.newerSchema` when it is JSON this build
+    ///   cannot read (an attribute type it does not know, a missing field): a later Strata wrote it.
+    static func decode(_ json: String, entity: String, path: String) throws -> EntitySchema {
+        guard (try? JSONSerialization.jsonObject(with: Data(json.utf8))) != nil else {
+            throw StrataError(.corrupt, "the recorded schema of entity \(entity) is not JSON", path: path, entity: entity)
+        }
+        let stored: Stored
+        do {
+            stored = try JSONDecoder().decode(Stored.self, from: Data(json.utf8))
+        } catch {
+            throw StrataError(.newerSchema, "the recorded schema of entity \(entity) cannot be read by this version of "
+                              + "Strata (\(describe(error))); it was probably written by a newer one", path: path, entity: entity)
+        }
+        var attributes: [AttributeSchema] = []
+        for attribute in stored.attributes {
+            guard let value = DatabaseValue(sqlLiteral: attribute.defaultSQL) else {
+                throw StrataError(.corrupt, "attribute \(attribute.name) of entity \(entity) has an unreadable default "
+                                  + "'\(attribute.defaultSQL)'", path: path, entity: entity, attribute: attribute.name)
+            }
+            attributes.append(AttributeSchema(name: attribute.name, column: attribute.column, type: attribute.type,
+                                              isOptional: attribute.isOptional, defaultValue: value))
+        }
+        guard attributes.indices.contains(stored.primaryKeyIndex) else {
+            throw StrataError(.corrupt, "the recorded schema of entity \(entity) has no primary key", path: path, entity: entity)
+        }
+        return EntitySchema(name: stored.name, table: stored.table, attributes: attributes,
+                            primaryKeyIndex: stored.primaryKeyIndex, indexes: stored.indexes,
+                            fullTextAttributes: stored.fullTextAttributes, isResident: stored.isResident)
+    }
+
+    private static func describe(_ error: Error) -> String {
+        switch error as? DecodingError {
+        case .dataCorrupted(let context)?, .typeMismatch(_, let context)?, .valueNotFound(_, let context)?:
+            let where_ = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return where_.isEmpty ? context.debugDescription : "\(where_): \(context.debugDescription)"
+        case .keyNotFound(let key, _)?:
+            return "no '\(key.stringValue)' field"
+        default:
+            return "\(error)"
+        }
+    }
+}
+
+extension DatabaseValue {
+    /// Parses the SQL literal that ``description`` writes: `NULL`, an integer, a real,
+    /// `'text'` (with `''` escapes) or `x'hex'`. Nil for anything else.
+    init?(sqlLiteral literal: String) {
+        if literal == "NULL" {
+            self = .null
+        } else if literal.count >= 2, literal.hasPrefix("'"), literal.hasSuffix("'") {
+            self = .text(String(literal.dropFirst().dropLast()).replacingOccurrences(of: "''", with: "'"))
+        } else if literal.count >= 3, literal.hasPrefix("x'"), literal.hasSuffix("'") {
+            let hex = Array(literal.dropFirst(2).dropLast())
+            guard hex.count % 2 == 0 else { return nil }
+            var bytes: [UInt8] = []
+            for index in stride(from: 0, to: hex.count, by: 2) {
+                guard let byte = UInt8(String(hex[index...index + 1]), radix: 16) else { return nil }
+                bytes.append(byte)
+            }
+            self = .blob(Data(bytes))
+        } else if let integer = Int64(literal) {
+            self = .integer(integer)
+        } else if let real = Double(literal) {
+            self = .real(real)
+        } else {
+            return nil
+        }
+    }
+}
