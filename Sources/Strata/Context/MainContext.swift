@@ -141,13 +141,19 @@ public final class MainContext {
     /// Fetches from the root store (SQL plus the root's pending changes), registers the results,
     /// and returns the context's copies (unsaved edits win). The SQL runs on the store's queue.
     public func fetch<E: Entity>(_ query: Query<E>) async throws -> [E] {
+        let (table, values) = try await fetchAndRegister(query)
+        return values.compactMap { table.visible($0.id) }
+    }
+
+    /// Fetches from the root and registers the results; returns the table and the fetched values.
+    private func fetchAndRegister<E: Entity>(_ query: Query<E>) async throws -> (EntityTable<E>, [E]) {
         inFlightFetches += 1
         defer { fetchFinished() }
         let (values, sequence) = try await store.fetchSnapshot(query)
         mergePending()
         let table = try graph.table(E.self)
         try table.register(values, asOf: sequence)
-        return values.compactMap { table.visible($0.id) }
+        return (table, values)
     }
 
     /// The objects with these IDs — from memory when held, else fetched from the root and
@@ -169,7 +175,9 @@ public final class MainContext {
     }
 
     private func loadAll<E: Entity>(_ type: E.Type) async throws {
-        _ = try await fetch(Query<E>())
+        // Register only: the context's copies of every object, which `fetch` returns, would be
+        // built (three table lookups each) and thrown away.
+        _ = try await fetchAndRegister(Query<E>())
     }
 
     private func fetchFinished() {
@@ -182,14 +190,14 @@ public final class MainContext {
     // MARK: Editing
 
     /// Inserts an object; saved by ``save()``.
-    public func insert<E: Entity>(_ object: E) throws { try graph.table(E.self).insert(object) }
+    public func insert<E: Entity>(_ object: E) throws { try graph.table(E.self).insert(object, policy: graph.policy) }
 
     /// Replaces an object the context holds with an edited copy; saved by ``save()``.
     /// - Throws: `.objectNotFound` when the context does not hold the object.
-    public func update<E: Entity>(_ object: E) throws { try graph.table(E.self).update(object) }
+    public func update<E: Entity>(_ object: E) throws { try graph.table(E.self).update(object, policy: graph.policy) }
 
     /// Deletes an object; saved by ``save()``.
-    public func delete<E: Entity>(_ type: E.Type, id: E.ID) throws { try graph.table(type).delete(id) }
+    public func delete<E: Entity>(_ type: E.Type, id: E.ID) throws { try graph.table(type).delete(id, policy: graph.policy) }
 
     /// Whether there are unsaved edits.
     public var hasChanges: Bool { graph.hasChanges }
@@ -200,7 +208,9 @@ public final class MainContext {
     /// - Throws: `.conflict` with the conflicting IDs under ``MergePolicy/reportConflict``.
     @discardableResult
     public func save() throws -> Submission? {
-        guard let (submission, change) = try graph.save(to: store) else { return nil }
+        let mailbox = self.mailbox
+        guard let (submission, change) = try graph.save(to: store, absorb: { mergePending() },
+                                                       unmerged: { mailbox.withLock { $0.items } }) else { return nil }
         if !change.isEmpty { publish(change) }
         return submission
     }

@@ -87,7 +87,27 @@ final class ObjectGraph {
 
     /// Submits the unsaved edits as one change set, applies them to the saved copies at the
     /// sequence the store gave them, and returns the submission and the change to publish.
-    func save(to store: Store) throws -> (Submission, ContextChange)? {
+    ///
+    /// `absorb` merges what is waiting in the context's mailbox; `unmerged` reads the mailbox.
+    /// The store checks, under the lock that orders all submissions, that nothing accepted but
+    /// not yet merged touches an object this save writes: otherwise the save would overwrite a
+    /// change the context never saw (a lost update). Then the save merges and tries again.
+    func save(to store: Store, absorb: () -> Void, unmerged: @escaping @Sendable () -> [StoreEvent]) throws
+        -> (Submission, ContextChange)? {
+        for _ in 0..<100 {
+            absorb()
+            do {
+                return try saveOnce(to: store, unmerged: unmerged)
+            } catch is StaleSave {
+                continue
+            }
+        }
+        throw StrataError(.busy, "could not save: other saves to the same objects kept arriving")
+    }
+
+    private struct StaleSave: Error {}
+
+    private func saveOnce(to store: Store, unmerged: @escaping @Sendable () -> [StoreEvent]) throws -> (Submission, ContextChange)? {
         let conflicts = tables.values.flatMap(\.conflictingIDs)
         if !conflicts.isEmpty {
             throw StrataError(.conflict, "unsaved edits conflict with changes saved elsewhere: "
@@ -98,7 +118,10 @@ final class ObjectGraph {
         changes.author = identity
         for table in tables.values where table.hasEdits { try table.appendEdits(to: &changes) }
         guard !changes.isEmpty else { return nil }
-        let submission = try store.submit(changes)
+        let written = changes.touchedKeys()
+        let submission = try store.submit(changes) {
+            for case .accepted(_, let other) in unmerged() where other.touches(written) { throw StaleSave() }
+        }
         appliedSequence = max(appliedSequence, submission.sequence)
         var result = ContextChange(origin: .context(identity.name), sequence: submission.sequence)
         for operation in changes.operations {

@@ -80,11 +80,16 @@ public actor WorkerContext {
     /// Fetches from the root (SQL plus pending changes), registers private copies, and returns
     /// them (unsaved edits win).
     public func fetch<E: Entity>(_ query: Query<E>) async throws -> [E] {
-        let (values, sequence) = try await store.fetchSnapshot(query)
-        absorb()
-        let table = try graph.table(E.self)
-        try table.register(values, asOf: sequence)
-        return values.compactMap { table.visible($0.id) }
+        while true {
+            let (values, sequence) = try await store.fetchSnapshot(query)
+            // Merges skip objects a worker does not hold. If something newer than the snapshot
+            // was merged while it was read (actor reentrancy), those objects missed it: read again.
+            guard graph.mergedSequence <= sequence else { continue }
+            let table = try graph.table(E.self)
+            try table.register(values, asOf: sequence)
+            absorb()   // what was accepted after the snapshot, now that the objects are held
+            return values.compactMap { table.visible($0.id) }
+        }
     }
 
     /// The IDs matching a query, from the root, without registering objects — cheap enough to
@@ -110,18 +115,18 @@ public actor WorkerContext {
 
     public func insert<E: Entity>(_ object: E) throws {
         absorb()
-        try graph.table(E.self).insert(object)
+        try graph.table(E.self).insert(object, policy: graph.policy)
     }
 
     /// - Throws: `.objectNotFound` when the worker does not hold the object (fetch it first).
     public func update<E: Entity>(_ object: E) throws {
         absorb()
-        try graph.table(E.self).update(object)
+        try graph.table(E.self).update(object, policy: graph.policy)
     }
 
     public func delete<E: Entity>(_ type: E.Type, id: E.ID) throws {
         absorb()
-        try graph.table(type).delete(id)
+        try graph.table(type).delete(id, policy: graph.policy)
     }
 
     public var hasChanges: Bool { graph.hasChanges }
@@ -132,7 +137,8 @@ public actor WorkerContext {
     @discardableResult
     public func save() throws -> Submission? {
         absorb()
-        return try graph.save(to: store)?.0
+        let mailbox = self.mailbox
+        return try graph.save(to: store, absorb: { absorb() }, unmerged: { mailbox.withLock { $0 } })?.0
     }
 
     /// Waits until everything this worker (and anyone) submitted so far is committed.

@@ -39,7 +39,8 @@ extension StoreInspector {
         var problems: [String] = []
         let stale = try count("SELECT count(*) FROM \(table) WHERE generation <= ?", [.integer(range.floor)])
         if stale > 0 {
-            problems.append("\(stale) entries at or below the floor \(range.floor) were not pruned")
+            problems.append("\(stale) \(stale == 1 ? "entry" : "entries") at or below the floor \(range.floor) "
+                            + "\(stale == 1 ? "was" : "were") not pruned")
         }
         if let newest = range.newest, newest > range.floor {
             let present = try count("SELECT count(*) FROM \(table) WHERE generation > ?", [.integer(range.floor)])
@@ -48,7 +49,8 @@ extension StoreInspector {
                     SELECT min(g) FROM (SELECT ? AS g UNION ALL SELECT generation + 1 FROM \(table) WHERE generation >= ?)
                     WHERE g <= ? AND g NOT IN (SELECT generation FROM \(table))
                     """, [.integer(range.floor + 1), .integer(range.floor + 1), .integer(newest)])
-                problems.append("\(newest - range.floor - present) generations are missing between \(range.floor + 1) "
+                let missing = newest - range.floor - present
+                problems.append("\(missing) generation\(missing == 1 ? " is" : "s are") missing between \(range.floor + 1) "
                                 + "and \(newest) (the first is \(gap))")
             }
         } else if range.newest == nil, range.floor > 0 {
@@ -61,7 +63,9 @@ extension StoreInspector {
         }
         let badOperations = try count("SELECT count(*) FROM \(table) WHERE op NOT IN (?, ?, ?)",
                                       [.integer(ChangeLog.insert), .integer(ChangeLog.update), .integer(ChangeLog.delete)])
-        if badOperations > 0 { problems.append("\(badOperations) entries have an unknown operation code") }
+        if badOperations > 0 {
+            problems.append("\(badOperations) \(badOperations == 1 ? "entry has" : "entries have") an unknown operation code")
+        }
         let detail: String
         if let oldest = range.oldest, let newest = range.newest {
             detail = "generations \(oldest)…\(newest) continuous (\(range.entries) entries, floor \(range.floor))"

@@ -21,13 +21,17 @@ final class Connection {
         var busyTimeout: TimeInterval = 5
         var publicArguments = false
         var incrementalAutoVacuum = false
+        /// The VFS to open the file with; nil for SQLite's default.
+        var vfsName: String?
+        /// `PRAGMA journal_size_limit` in bytes; nil leaves SQLite's default (no limit).
+        var journalSizeLimit: Int?
     }
 
     init(path: String, options: Options) throws {
         var db: OpaquePointer?
         let flags = (options.readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
             | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
-        let code = sqlite3_open_v2(path, &db, flags, nil)
+        let code = options.vfsName.map { sqlite3_open_v2(path, &db, flags, $0) } ?? sqlite3_open_v2(path, &db, flags, nil)
         guard code == SQLITE_OK, let db else {
             var error = SQLiteResult.error(code: code, db: db, path: path)
             error.message = "cannot open the database: \(error.message)"
@@ -59,6 +63,7 @@ final class Connection {
             throw StrataError(.sqlite, "cannot switch the database to WAL mode (got \(mode ?? .null))", path: path)
         }
         try execute("PRAGMA synchronous = \(options.synchronous == .full ? "FULL" : "NORMAL")")
+        if let limit = options.journalSizeLimit { try execute("PRAGMA journal_size_limit = \(max(-1, limit))") }
         try execute("PRAGMA foreign_keys = ON")
     }
 

@@ -44,10 +44,15 @@ final class Statement {
         case .real(let real): code = sqlite3_bind_double(handle, index, real)
         case .text(let text):
             // Bind the UTF-8 byte count, not -1: a String may hold NUL characters, which a
-            // NUL-terminated C string would silently cut off.
-            let utf8 = text.utf8CString
-            code = utf8.withUnsafeBufferPointer { bytes in
-                sqlite3_bind_text(handle, index, bytes.baseAddress, Int32(bytes.count - 1), strata_sqlite_transient())
+            // NUL-terminated C string would silently cut off. `withUTF8` reads a native string
+            // in place (no copy); an empty string may have no address, and a NULL pointer would
+            // bind NULL, so it binds a static empty string.
+            var text = text
+            code = text.withUTF8 { bytes in
+                guard let address = bytes.baseAddress, !bytes.isEmpty else {
+                    return sqlite3_bind_text(handle, index, "", 0, strata_sqlite_transient())
+                }
+                return sqlite3_bind_text(handle, index, address, Int32(bytes.count), strata_sqlite_transient())
             }
         case .blob(let data):
             code = data.withUnsafeBytes { bytes in

@@ -46,13 +46,28 @@ public protocol Entity: Codable, Sendable, Identifiable where ID: EntityIdentifi
 }
 
 extension Entity {
-    public static var entityName: String { String(describing: Self.self) }
+    public static var entityName: String { DefaultEntityName.of(Self.self) }
     public static var tableName: String { entityName }
     public static var columnNames: [String: String] { [:] }
     public static var indexes: [EntityIndex] { [] }
     public static var fullTextAttributes: [String] { [] }
     public static var attributeDefaults: [String: DatabaseValue] { [:] }
     public static var isResident: Bool { false }
+}
+
+/// The default ``Entity/entityName``: the type's name. `String(describing:)` of a type costs
+/// thousands of instructions (it reflects and prints the metatype) and the name is asked for
+/// several times per saved object, so each type's name is computed once.
+enum DefaultEntityName {
+    private static let names = Locked<[ObjectIdentifier: String]>([:])
+
+    static func of(_ type: Any.Type) -> String {
+        let key = ObjectIdentifier(type)
+        if let name = names.withLock({ $0[key] }) { return name }
+        let name = String(describing: type)
+        names.withLock { $0[key] = name }
+        return name
+    }
 }
 
 /// A type usable as an entity's primary key: `String`, `Int`, `Int64` or `UUID`.

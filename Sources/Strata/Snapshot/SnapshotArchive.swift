@@ -56,7 +56,7 @@ enum SnapshotArchive {
                 for row in sections[job.section].rows[job.range] {
                     for value in row { writer.append(value) }
                 }
-                let raw = writer.data
+                let raw = writer.bytes
                 return (try raw.withUnsafeBytes { try LZ4Frame.compress($0) }, raw.count)
             }
             results.withLock { $0[index] = result }

@@ -105,6 +105,16 @@ public struct ChangeSet: Sendable {
         return result
     }
 
+    /// Whether this change set may write an object among `keys` (from ``touchedKeys()``).
+    func touches(_ keys: [String: [DatabaseValue]?]) -> Bool {
+        for (entity, mine) in touchedKeys() {
+            guard let theirs = keys[entity] else { continue }
+            guard let mine, let theirs else { return true }
+            if !Set(theirs).isDisjoint(with: mine) { return true }
+        }
+        return false
+    }
+
     /// Appends every operation of `other`, after this one's.
     public mutating func append(contentsOf other: ChangeSet) { operations.append(contentsOf: other.operations) }
 

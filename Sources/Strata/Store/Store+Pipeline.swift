@@ -68,9 +68,15 @@ extension Store {
     ///   `.closed` after ``close()``.
     @discardableResult
     public func submit(_ changes: ChangeSet) throws -> Submission {
+        try submit(changes, check: nil)
+    }
+
+    /// Submits, after running `check` under the pipeline lock (nothing can be accepted meanwhile).
+    func submit(_ changes: ChangeSet, check: (() throws -> Void)?) throws -> Submission {
         try validate(changes)
         let (sequence, scheduleDrain) = try pipeline.withLock { state -> (UInt64, Bool) in
             guard !state.isClosed else { throw StrataError(.closed, "the store at \(path) is closed", path: path) }
+            try check?()
             let sequence = state.nextSequence
             state.nextSequence += 1
             state.pending.append(.init(sequence: sequence, changes: changes))

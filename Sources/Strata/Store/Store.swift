@@ -81,8 +81,14 @@ public final class Store: Sendable {
             }
         }
         configuration.logger.debug("opened store", metadata: ["path": "\(path)", "created": "\(outcome.isNew)"])
-        return Store(path: path, outcome: outcome, configuration: configuration, registry: registry,
-                     queue: queue, writer: writer)
+        let store = Store(path: path, outcome: outcome, configuration: configuration, registry: registry,
+                          queue: queue, writer: writer)
+        // Until this store commits, what it reads reflects the generation the file is at: a
+        // snapshot written before the first commit must claim that one, not 0 (which would make
+        // the next warm start re-read every logged change).
+        let generation = try await store.onQueue { writer in try ChangeLog.generation(writer.connection) }
+        store.pipeline.withLock { $0.committedGeneration = max($0.committedGeneration, generation) }
+        return store
     }
 
     /// The schemas of the registered entities.

@@ -41,6 +41,13 @@ public struct StoreConfiguration: Sendable {
     public var publicStatementArguments = false
     /// Whether the file reclaims free pages incrementally (`auto_vacuum=INCREMENTAL`, set at creation).
     public var incrementalVacuum = false
+    /// The SQLite VFS to open the file with (`sqlite3_open_v2`'s zVfs); nil for the default.
+    public var vfsName: String?
+    /// The size in bytes the WAL file is cut back to when a checkpoint lets SQLite start it over
+    /// (`PRAGMA journal_size_limit`); nil for SQLite's default, which never shrinks it while the
+    /// database is open. Without a limit, a WAL that once grew (a long-lived reader kept
+    /// checkpoints from resetting it, or one huge transaction) keeps its size on disk.
+    public var journalSizeLimit: Int? = 8 * 1024 * 1024
     /// How many entries the change log keeps (older ones are pruned). A snapshot or a sync
     /// token older than the log can no longer catch up incrementally.
     public var changeLogLimit = 500_000
@@ -60,6 +67,8 @@ public struct StoreConfiguration: Sendable {
         options.busyTimeout = busyTimeout
         options.publicArguments = publicStatementArguments
         options.incrementalAutoVacuum = incrementalVacuum
+        options.vfsName = vfsName
+        options.journalSizeLimit = journalSizeLimit
         return options
     }
 }
