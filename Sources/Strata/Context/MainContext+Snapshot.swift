@@ -15,7 +15,10 @@ extension MainContext {
         try await writeSnapshot(to: path, stopAfter: nil)
     }
 
-    func writeSnapshot(to path: String, stopAfter step: SnapshotWriteStep?) async throws -> SnapshotSummary {
+    /// ``writeSnapshot(to:)`` that stops after `step`, for crash tests (the caller then kills
+    /// the process, leaving the file system as a crash at that moment would).
+    @_spi(Testing)
+    public func writeSnapshot(to path: String, stopAfter step: SnapshotWriteStep?) async throws -> SnapshotSummary {
         mergePending()
         // Never archive what a failed change set left: let the corrections finish first.
         while let correction = corrections.values.first {

@@ -5,8 +5,9 @@ import Glibc
 import Darwin
 #endif
 
-/// The steps of an atomic snapshot write, where a test can stop it as a crash would.
-enum SnapshotWriteStep: Sendable, CaseIterable {
+/// The steps of an atomic snapshot write, where a crash test can stop it as a crash would.
+@_spi(Testing)
+public enum SnapshotWriteStep: String, Sendable, CaseIterable {
     case temporaryWritten, temporarySynced, renamed
 }
 
