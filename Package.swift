@@ -38,9 +38,13 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .executableTarget(
+            name: "StrataProbe",
+            dependencies: ["Strata"]
+        ),
         .testTarget(
             name: "StrataTests",
-            dependencies: ["Strata"]
+            dependencies: ["Strata", "StrataProbe"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,5 @@
 import Foundation
-@testable import Strata
+@_spi(Testing) @testable import Strata
 import Testing
 
 /// Every supported attribute type, resident so that snapshots archive it whole.
