@@ -31,13 +31,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .executableTarget(
-            name: "StrataCLI",
+        .target(
+            name: "StrataCLICore",
             dependencies: [
                 "Strata",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .executableTarget(
+            name: "StrataCLI",
+            dependencies: ["StrataCLICore"]
+        ),
+        // Spawned and killed by the reliability tests (crash loops, two processes on one file).
         .executableTarget(
             name: "StrataProbe",
             dependencies: ["Strata"]
@@ -45,6 +51,12 @@ let package = Package(
         .testTarget(
             name: "StrataTests",
             dependencies: ["Strata", "StrataProbe"]
+        ),
+        .testTarget(
+            name: "StrataCLITests",
+            // The executable too, so that `swift test` builds the `strata` binary the end-to-end test runs.
+            dependencies: ["StrataCLICore", "Strata", "StrataCLI"],
+            exclude: ["Golden"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,1 +1,4 @@
-print("strata")
+import Foundation
+import StrataCLICore
+
+exit(await StrataCLI.run(Array(CommandLine.arguments.dropFirst())))

@@ -71,7 +71,7 @@ public enum DatabaseValue: Sendable, Hashable, CustomStringConvertible {
         case (.real(let a), .real(let b)): return a < b ? -1 : (a == b ? 0 : 1)
         case (.integer(let a), .real(let b)): return -compareReal(b, withInteger: a)
         case (.real(let a), .integer(let b)): return compareReal(a, withInteger: b)
-        case (.text(let a), .text(let b)): return compareBytes(a.utf8, b.utf8)
+        case (.text(let a), .text(let b)): return compareText(a, b)
         case (.blob(let a), .blob(let b)): return compareBytes(a, b)
         default: return lhs.storageRank - rhs.storageRank
         }
@@ -86,6 +86,23 @@ public enum DatabaseValue: Sendable, Hashable, CustomStringConvertible {
         let whole = Int64(real)  // in range; truncated toward zero, so Double(whole) is exact
         if whole != integer { return whole < integer ? -1 : 1 }
         return real < Double(whole) ? -1 : (real > Double(whole) ? 1 : 0)
+    }
+
+    /// Byte-wise, like `compareBytes` over the UTF-8 views, but on the contiguous UTF-8 storage
+    /// with `memcmp`: sorting by a text key compared byte by byte through the views' iterators
+    /// cost ~2,000 instructions per comparison.
+    private static func compareText(_ a: String, _ b: String) -> Int {
+        var a = a, b = b
+        return a.withUTF8 { left in
+            b.withUTF8 { right in
+                let common = min(left.count, right.count)
+                if common > 0, let x = left.baseAddress, let y = right.baseAddress {
+                    let order = memcmp(x, y, common)
+                    if order != 0 { return order < 0 ? -1 : 1 }
+                }
+                return left.count == right.count ? 0 : (left.count < right.count ? -1 : 1)
+            }
+        }
     }
 
     private static func compareBytes<C: Collection>(_ a: C, _ b: C) -> Int where C.Element == UInt8 {

@@ -15,10 +15,14 @@ struct SnapshotLoader {
         guard let data = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else {
             return .failure(.missing)
         }
-        return data.withUnsafeBytes { bytes in Result { () throws(SnapshotRejection) -> Loaded in try decode(bytes) } }
+        return data.withUnsafeBytes { bytes in decode(bytes) }
     }
 
-    private func decode(_ bytes: UnsafeRawBufferPointer) throws(SnapshotRejection) -> Loaded {
+    func decode(_ bytes: UnsafeRawBufferPointer) -> Result<Loaded, SnapshotRejection> {
+        Result { () throws(SnapshotRejection) -> Loaded in try decodeOrThrow(bytes) }
+    }
+
+    private func decodeOrThrow(_ bytes: UnsafeRawBufferPointer) throws(SnapshotRejection) -> Loaded {
         let header = try SnapshotHeader.decode(bytes)
         guard header.schemaFingerprint == SnapshotArchive.fingerprint(registry.schemas) else { throw .schemaChanged }
         var sections: [any LoadedSection] = []
@@ -60,5 +64,31 @@ public struct SnapshotSummary: Sendable {
     /// Uncompressed payload bytes divided by compressed payload bytes.
     public var compressionRatio: Double {
         header.compressedBytes == 0 ? 1 : Double(header.uncompressedBytes) / Double(header.compressedBytes)
+    }
+}
+
+/// Decoding a snapshot from bytes, for the fuzzer and its corpus replay.
+@_spi(Testing)
+public enum SnapshotFuzzing {
+    /// Decodes `bytes` as a snapshot of `entities` — header, checksums, every section, every
+    /// object — and returns the number of objects, or the rejection. Never traps.
+    public static func decode(_ bytes: UnsafeRawBufferPointer, entities: [any Entity.Type]) -> Result<Int, SnapshotRejection> {
+        guard let registry = try? SchemaRegistry(entities) else { return .failure(.schemaChanged) }
+        return SnapshotLoader(registry: registry).decode(bytes).map { $0.sections.reduce(0) { $0 + $1.count } }
+    }
+}
+
+extension SnapshotFuzzing {
+    /// A valid snapshot of `objects`, for seeding the fuzzer's corpus.
+    public static func encode(_ objects: [any Entity], entities: [any Entity.Type]) throws -> Data {
+        let registry = try SchemaRegistry(entities)
+        var sections: [SnapshotArchive.Section] = []
+        for schema in registry.schemas {
+            let encoder = RowEncoder(schema: schema)
+            let rows = try objects.filter { type(of: $0).entityName == schema.name }.map { try encoder.encode($0) }
+            sections.append(.init(schema: schema, rows: rows))
+        }
+        let written = try SnapshotArchive.encode(sections, storeID: UUID(), generation: 1, schemas: registry.schemas)
+        return written.chunks.reduce(written.header, +)
     }
 }

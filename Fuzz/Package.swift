@@ -1,0 +1,20 @@
+// swift-tools-version: 6.0
+// Fuzz targets for Strata, kept out of the main package so that the fuzzer flags never reach it:
+//   swift build --package-path Fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
+//   Fuzz/.build/debug/FuzzSnapshot Fuzz/Corpus/snapshot -max_total_time=60
+// The saved corpus is replayed by the normal test run (Tests/StrataTests/FuzzCorpusTests.swift).
+import Foundation
+import PackageDescription
+
+// A path dependency's identity is its directory's name, which depends on where the repository
+// was cloned: derive it.
+let strataIdentity = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathComponent().lastPathComponent
+
+let package = Package(
+    name: "StrataFuzz",
+    dependencies: [.package(path: "../")],
+    targets: [
+        .executableTarget(name: "FuzzSnapshot", dependencies: [.product(name: "Strata", package: strataIdentity)]),
+    ],
+    swiftLanguageModes: [.v6]
+)

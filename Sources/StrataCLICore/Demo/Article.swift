@@ -1,0 +1,36 @@
+import Foundation
+import Strata
+
+/// An article of the demo's RSS reader.
+///
+/// Resident: an offline reader shows any article at once, so the main context holds them all
+/// (100,000 by default) — which is what the snapshot warm start fills back in at launch. The
+/// `(feedID, isRead)` index serves per-feed unread counts in SQL; titles and summaries are
+/// indexed for full-text search.
+public struct Article: Entity, Equatable {
+    public var id: String
+    public var feedID: Int64
+    public var title: String
+    public var summary: String
+    public var url: URL
+    public var published: Date
+    public var isRead: Bool
+    public var isStarred: Bool
+
+    public static let tableName = "articles"
+    public static let indexes = [EntityIndex(["feedID", "isRead"]), EntityIndex(["published"])]
+    public static let fullTextAttributes = ["title", "summary"]
+    public static let isResident = true
+
+    public init(id: String, feedID: Int64, title: String, summary: String, url: URL, published: Date,
+                isRead: Bool, isStarred: Bool) {
+        self.id = id
+        self.feedID = feedID
+        self.title = title
+        self.summary = summary
+        self.url = url
+        self.published = published
+        self.isRead = isRead
+        self.isStarred = isStarred
+    }
+}

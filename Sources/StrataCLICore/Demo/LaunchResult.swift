@@ -1,0 +1,16 @@
+/// What a relaunched demo process (`strata demo-launch`) reports to the demo, as one JSON line.
+struct LaunchResult: Codable, Sendable {
+    /// `warm` (from the snapshot) or `cold` (from SQLite).
+    var mode: String
+    /// How the warm start went (``SnapshotOutcome``'s description).
+    var outcome: String
+    var usedSnapshot: Bool
+    /// From opening the store to the main context holding its data.
+    var timeToDataSeconds: Double
+    var feeds: Int
+    var articles: Int
+    var unread: Int
+    var starred: Int
+    /// ``ContentDigest`` of what the main context held.
+    var digest: String
+}

@@ -1,0 +1,21 @@
+/// A small, fast, seedable random number generator (SplitMix64): the same seed gives the same
+/// sequence on every machine, which keeps the demo's data deterministic.
+struct SplitMix64: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// A value in `0..<bound`.
+    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+
+    /// One element of `values`.
+    mutating func pick<T>(_ values: [T]) -> T { values[below(values.count)] }
+}
