@@ -283,4 +283,108 @@ struct ArchivedTag: Entity, Equatable {
         #expect(warm.outcome == .used)
         #expect(warm.mainContext.object(ArchivedTag.self, id: 4_242) == nil)
     }
+
+    @Test func anEntityArchiveVersionChangeIsRefusedClearly() async throws {
+        let directory = try TemporaryDirectory()
+        let db = directory.path("s.sqlite"), file = directory.path("s.snapshot")
+        do {
+            let store = try await Store.open(at: db, entities: [VersionedV1.self])
+            var changes = ChangeSet()
+            changes.insert(VersionedV1(id: 1, name: "one"))
+            try store.submit(changes)
+            try await store.persist()
+            _ = try await snapshot(store, to: file)
+        }
+        #expect(try await Store.openWarm(at: db, snapshot: file, entities: [VersionedV1.self]).outcome == .used)
+        let bumped = try await Store.openWarm(at: db, snapshot: file, entities: [VersionedV2.self])
+        #expect(bumped.outcome == .coldStart(.schemaChanged))
+        #expect(bumped.mainContext.objects(VersionedV2.self).map(\.name) == ["one"])
+    }
+
+    @Test func handWrittenDecodingIsUsedAndAgreesWithDecodable() async throws {
+        let directory = try TemporaryDirectory()
+        let db = directory.path("s.sqlite"), file = directory.path("s.snapshot")
+        let objects = (0..<500).map { HandDecoded(id: "h\($0)", count: $0, note: $0 % 2 == 0 ? nil : "n\($0)",
+                                                  when: Date(timeIntervalSinceReferenceDate: Double($0) / 7)) }
+        do {
+            let store = try await Store.open(at: db, entities: [HandDecoded.self])
+            var changes = ChangeSet()
+            objects.forEach { changes.insert($0) }
+            try store.submit(changes)
+            try await store.persist()
+            _ = try await snapshot(store, to: file)
+        }
+        let before = HandDecoded.decoded.withLock { $0 }
+        let warm = try await Store.openWarm(at: db, snapshot: file, entities: [HandDecoded.self])
+        #expect(warm.outcome == .used)
+        #expect(HandDecoded.decoded.withLock { $0 } - before == objects.count)
+        #expect(warm.mainContext.objects(HandDecoded.self) == objects.sorted { $0.id < $1.id })
+    }
+
+    @Test func snapshotsAreWrittenAutomaticallyAfterEnoughChanges() async throws {
+        let directory = try TemporaryDirectory()
+        let db = directory.path("s.sqlite"), file = directory.path("auto.snapshot")
+        let store = try await Store.open(at: db, entities: [ArchivedTag.self])
+        let main = store.mainContext
+        let written: SnapshotSummary = try await withCheckedThrowingContinuation { continuation in
+            var resumed = false
+            let observation = main.writeSnapshotsAutomatically(to: file, afterChanges: 20) { result in
+                guard !resumed else { return }
+                resumed = true
+                continuation.resume(with: result)
+            }
+            Task { @MainActor in
+                defer { _ = observation }
+                for batch in 0..<2 {
+                    var changes = ChangeSet()
+                    for index in 0..<10 { changes.insert(ArchivedTag(id: Int64(batch * 10 + index), name: "t")) }
+                    _ = try? store.submit(changes)
+                    main.mergePending()
+                }
+            }
+        }
+        #expect(written.header.objectCount == 20)
+        #expect(try Snapshot.readHeader(at: file) == written.header)
+    }
+}
+
+/// One entity, two archive versions (same name, table and attributes).
+struct VersionedV1: Entity {
+    var id: Int64
+    var name: String
+    static let entityName = "Versioned"
+    static let isResident = true
+}
+
+struct VersionedV2: Entity {
+    var id: Int64
+    var name: String
+    static let entityName = "Versioned"
+    static let isResident = true
+    static let archiveVersion = 2
+}
+
+/// Decodes itself from snapshots by hand, counting how often.
+struct HandDecoded: Entity, Equatable, SnapshotDecodable {
+    var id: String
+    var count: Int
+    var note: String?
+    var when: Date
+    static let isResident = true
+    static let decoded = Locked(0)
+
+    init(id: String, count: Int, note: String?, when: Date) {
+        self.id = id
+        self.count = count
+        self.note = note
+        self.when = when
+    }
+
+    init(archived row: ArchivedRow) throws {
+        id = try row.value("id")
+        count = try row.value("count")
+        note = try row.value("note", as: String?.self)
+        when = try row.value("when")
+        Self.decoded.withLock { $0 += 1 }
+    }
 }

@@ -61,10 +61,13 @@ extension MainContext {
     }
 
     /// Writes a snapshot to `path` whenever `changes` objects have changed since the last one,
-    /// and every `interval` if anything changed. Returns an observation; cancel it to stop.
-    public func writeSnapshotsAutomatically(to path: String, afterChanges changes: Int = 1_000,
-                                            interval: Duration? = nil) -> ChangeObservation {
-        let state = AutomaticSnapshots(path: path, threshold: changes)
+    /// and every `interval` if anything changed. `onWrite` learns each outcome. Returns an
+    /// observation; cancel it to stop. (On suspend or exit, call ``writeSnapshot(to:)`` directly.)
+    public func writeSnapshotsAutomatically(
+        to path: String, afterChanges changes: Int = 1_000, interval: Duration? = nil,
+        onWrite: (@MainActor (Result<SnapshotSummary, Error>) -> Void)? = nil
+    ) -> ChangeObservation {
+        let state = AutomaticSnapshots(path: path, threshold: changes, onWrite: onWrite)
         let observation = onChange { [weak self] change in
             state.changed += change.entities.values.reduce(0) { $0 + $1.inserted.count + $1.updated.count + $1.deleted.count }
             if state.changed >= state.threshold, let self { state.write(self) }
@@ -88,12 +91,14 @@ extension MainContext {
 private final class AutomaticSnapshots {
     let path: String
     let threshold: Int
+    let onWrite: (@MainActor (Result<SnapshotSummary, Error>) -> Void)?
     var changed = 0
     var isWriting = false
 
-    init(path: String, threshold: Int) {
+    init(path: String, threshold: Int, onWrite: (@MainActor (Result<SnapshotSummary, Error>) -> Void)?) {
         self.path = path
         self.threshold = threshold
+        self.onWrite = onWrite
     }
 
     func write(_ context: MainContext) {
@@ -103,9 +108,10 @@ private final class AutomaticSnapshots {
         Task { @MainActor in
             defer { isWriting = false }
             do {
-                try await context.writeSnapshot(to: path)
+                onWrite?(.success(try await context.writeSnapshot(to: path)))
             } catch {
                 context.store.logger.warning("automatic snapshot failed", metadata: ["error": "\(error)"])
+                onWrite?(.failure(error))
             }
         }
     }

@@ -21,6 +21,7 @@ enum StoredSchema {
         var indexes: [EntityIndex]
         var fullTextAttributes: [String]
         var isResident: Bool
+        var archiveVersion: Int?
     }
 
     /// Decodes one recorded schema.
@@ -51,7 +52,8 @@ enum StoredSchema {
         }
         return EntitySchema(name: stored.name, table: stored.table, attributes: attributes,
                             primaryKeyIndex: stored.primaryKeyIndex, indexes: stored.indexes,
-                            fullTextAttributes: stored.fullTextAttributes, isResident: stored.isResident)
+                            fullTextAttributes: stored.fullTextAttributes, isResident: stored.isResident,
+                            archiveVersion: stored.archiveVersion ?? 1)
     }
 
     private static func describe(_ error: Error) -> String {

@@ -43,6 +43,10 @@ public protocol Entity: Codable, Sendable, Identifiable where ID: EntityIdentifi
     /// Whether the main context holds every object of this entity in memory at all times
     /// (for small, always-needed sets such as feeds or tags).
     static var isResident: Bool { get }
+    /// The version of the entity's archived form, like an NSCoding class version. Bump it when
+    /// a snapshot written by the previous version must not be decoded by this one: such a
+    /// snapshot is then refused clearly (``SnapshotRejection/schemaChanged``) and the store cold-starts.
+    static var archiveVersion: Int { get }
 }
 
 extension Entity {
@@ -53,6 +57,7 @@ extension Entity {
     public static var fullTextAttributes: [String] { [] }
     public static var attributeDefaults: [String: DatabaseValue] { [:] }
     public static var isResident: Bool { false }
+    public static var archiveVersion: Int { 1 }
 }
 
 /// The default ``Entity/entityName``: the type's name. `String(describing:)` of a type costs

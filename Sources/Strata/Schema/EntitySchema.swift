@@ -78,16 +78,18 @@ public struct EntitySchema: Sendable, Hashable, Codable {
     public var indexes: [EntityIndex]
     public var fullTextAttributes: [String]
     public var isResident: Bool
+    /// ``Entity/archiveVersion``: part of the entity's snapshot fingerprint.
+    public var archiveVersion: Int
 
     /// Attribute name → position in ``attributes`` (and in every row Strata builds).
     private var positions: [String: Int] = [:]
 
     enum CodingKeys: String, CodingKey {
-        case name, table, attributes, primaryKeyIndex, indexes, fullTextAttributes, isResident
+        case name, table, attributes, primaryKeyIndex, indexes, fullTextAttributes, isResident, archiveVersion
     }
 
     init(name: String, table: String, attributes: [AttributeSchema], primaryKeyIndex: Int,
-         indexes: [EntityIndex], fullTextAttributes: [String], isResident: Bool) {
+         indexes: [EntityIndex], fullTextAttributes: [String], isResident: Bool, archiveVersion: Int = 1) {
         self.name = name
         self.table = table
         self.attributes = attributes
@@ -95,6 +97,7 @@ public struct EntitySchema: Sendable, Hashable, Codable {
         self.indexes = indexes
         self.fullTextAttributes = fullTextAttributes
         self.isResident = isResident
+        self.archiveVersion = archiveVersion
         buildPositions()
     }
 
@@ -107,6 +110,7 @@ public struct EntitySchema: Sendable, Hashable, Codable {
         indexes = try container.decode([EntityIndex].self, forKey: .indexes)
         fullTextAttributes = try container.decode([String].self, forKey: .fullTextAttributes)
         isResident = try container.decode(Bool.self, forKey: .isResident)
+        archiveVersion = try container.decodeIfPresent(Int.self, forKey: .archiveVersion) ?? 1
         buildPositions()
     }
 

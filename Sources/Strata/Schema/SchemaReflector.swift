@@ -35,7 +35,8 @@ enum SchemaReflector {
                               entity: entity, attribute: "id")
         }
         let schema = EntitySchema(name: entity, table: E.tableName, attributes: attributes, primaryKeyIndex: keyIndex,
-                                  indexes: E.indexes, fullTextAttributes: E.fullTextAttributes, isResident: E.isResident)
+                                  indexes: E.indexes, fullTextAttributes: E.fullTextAttributes, isResident: E.isResident,
+                                  archiveVersion: E.archiveVersion)
         try validate(schema, columnNames: E.columnNames, defaults: E.attributeDefaults)
         return schema
     }

@@ -169,7 +169,7 @@ public enum SnapshotRejection: Error, Sendable, Hashable, CustomStringConvertibl
         case .unsupportedFormat(let version): return "unsupported snapshot format version \(version)"
         case .truncated: return "the snapshot is truncated"
         case .checksumMismatch: return "the snapshot fails its checksum"
-        case .schemaChanged: return "the snapshot was written with another schema"
+        case .schemaChanged: return "the snapshot was written with another schema or entity archive version"
         case .otherStore: return "the snapshot belongs to another store"
         case .newerThanDatabase: return "the snapshot is newer than the database"
         case .historyPruned: return "the change log no longer reaches back to the snapshot"
