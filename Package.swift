@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .library(name: "Strata", targets: ["Strata"]),
         .executable(name: "strata", targets: ["StrataCLI"]),
+        // The CLI's logic, as a library so that the fuzz package (Fuzz/) can reach its parser.
+        .library(name: "StrataCLICore", targets: ["StrataCLICore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -48,9 +50,14 @@ let package = Package(
             name: "StrataProbe",
             dependencies: ["Strata"]
         ),
+        .target(
+            name: "CFaultVFS",
+            path: "Tests/CFaultVFS",
+            linkerSettings: [.linkedLibrary("sqlite3")]
+        ),
         .testTarget(
             name: "StrataTests",
-            dependencies: ["Strata", "StrataProbe"]
+            dependencies: ["Strata", "CFaultVFS", "StrataProbe"]
         ),
         .testTarget(
             name: "StrataCLITests",

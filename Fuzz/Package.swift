@@ -2,6 +2,7 @@
 // Fuzz targets for Strata, kept out of the main package so that the fuzzer flags never reach it:
 //   swift build --package-path Fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
 //   Fuzz/.build/debug/FuzzSnapshot Fuzz/Corpus/snapshot -max_total_time=60
+//   Fuzz/.build/debug/FuzzPredicate Fuzz/Corpus/predicate -max_total_time=60
 // The saved corpus is replayed by the normal test run (Tests/StrataTests/FuzzCorpusTests.swift).
 import Foundation
 import PackageDescription
@@ -15,6 +16,7 @@ let package = Package(
     dependencies: [.package(path: "../")],
     targets: [
         .executableTarget(name: "FuzzSnapshot", dependencies: [.product(name: "Strata", package: strataIdentity)]),
+        .executableTarget(name: "FuzzPredicate", dependencies: [.product(name: "StrataCLICore", package: strataIdentity)]),
     ],
     swiftLanguageModes: [.v6]
 )

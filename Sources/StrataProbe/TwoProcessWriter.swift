@@ -2,7 +2,7 @@ import Foundation
 import Strata
 
 // `StrataProbe two-process-writer <path> <writer> <other> <count>`: the second process of
-// `FaultInjectionTests.twoProcessesWriteOneFileWithoutBusyErrors`.
+// `FaultInjectionTests.twoProcessesWriteOneFileWithoutBusyErrorsAndSeeEachOthersChanges`.
 //
 // Opens the store at <path> (created by the test), writes <count> small change sets as <writer>
 // while the test process writes its own, then checks that it sees every note of <other>.
@@ -19,7 +19,7 @@ import Strata
 
 /// The entity both processes write. The test declares an identical type (same name, same
 /// attributes), so both processes agree on the schema.
-struct TwoProcessNote: Entity, Equatable {
+private struct TwoProcessNote: Entity, Equatable {
     var id: String
     var writer: String
     var index: Int64
@@ -80,7 +80,7 @@ func runTwoProcessWriter(arguments: [String]) async -> Int32 {
 /// Writes `count` change sets, each committed before the next (so that the two processes'
 /// transactions interleave); every tenth also upserts a note both processes write, and every
 /// 25th reads. Reports each error a caller sees on stdout and returns how many there were.
-func writeTwoProcessNotes(_ store: Store, writer: String, count: Int) async -> Int {
+private func writeTwoProcessNotes(_ store: Store, writer: String, count: Int) async -> Int {
     var errors = 0
     var first: Double?
     var last = 0.0
@@ -115,7 +115,7 @@ func writeTwoProcessNotes(_ store: Store, writer: String, count: Int) async -> I
 /// The failures already published on `stream`. Each one was yielded before the work that caused
 /// it returned, so it is buffered: `next()` returns it at once; the bound only ends the wait once
 /// the buffer is empty.
-func probeDrain(_ stream: AsyncStream<StrataError>) async -> [StrataError] {
+private func probeDrain(_ stream: AsyncStream<StrataError>) async -> [StrataError] {
     var collected: [StrataError] = []
     while collected.count < 256 {
         let next = await withTaskGroup(of: StrataError?.self) { group in

@@ -60,7 +60,8 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
     public func diffs() -> AsyncStream<LiveQueryDiff<E.ID>> {
         let id = UUID()
         let (stream, continuation) = AsyncStream<LiveQueryDiff<E.ID>>.makeStream()
-        continuation.onTermination = { _ in Task { @MainActor in self.streams[id] = nil } }
+        // Weak: the continuation is stored in `streams`; a strong capture would be a cycle.
+        continuation.onTermination = { [weak self] _ in Task { @MainActor in self?.streams[id] = nil } }
         streams[id] = continuation
         return stream
     }

@@ -252,7 +252,8 @@ public final class MainContext {
     public func changes() -> AsyncStream<ContextChange> {
         let id = UUID()
         let (stream, continuation) = AsyncStream<ContextChange>.makeStream()
-        continuation.onTermination = { _ in Task { @MainActor in self.streams[id] = nil } }
+        // Weak: the continuation is stored in `streams`; a strong capture would be a cycle.
+        continuation.onTermination = { [weak self] _ in Task { @MainActor in self?.streams[id] = nil } }
         streams[id] = continuation
         return stream
     }

@@ -117,9 +117,12 @@ struct SchemaMigrator {
                           + "ON \(schema.table.quotedIdentifier) (\(columns.joined(separator: ", ")))")
         }
         try migrateFullText(schema, database, connection, automatic: automatic)
-        let json = String(decoding: try JSONEncoder().encode(schema), as: UTF8.self)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys   // deterministic: an unchanged schema writes nothing
+        let json = String(decoding: try encoder.encode(schema), as: UTF8.self)
         try connection.execute("INSERT INTO \(Self.entitiesTable) (name, table_name, schema) VALUES (?, ?, ?) "
-                               + "ON CONFLICT(name) DO UPDATE SET table_name = excluded.table_name, schema = excluded.schema",
+                               + "ON CONFLICT(name) DO UPDATE SET table_name = excluded.table_name, schema = excluded.schema "
+                               + "WHERE table_name IS NOT excluded.table_name OR schema IS NOT excluded.schema",
                                [.text(schema.name), .text(schema.table), .text(json)])
         let code = Int64.fromDatabaseValue(try connection.rows("SELECT rowid FROM \(Self.entitiesTable) WHERE name = ?",
                                                                [.text(schema.name)]).first?.first ?? .null) ?? 0

@@ -196,6 +196,10 @@ extension Store {
                         do {
                             try writer.connection.inSavepoint { try writer.apply(item.changes) }
                         } catch let error as StrataError where !error.isTransient {
+                            // Some errors make SQLite roll back the whole transaction: then the
+                            // rest of the batch would run in autocommit, one statement at a time.
+                            // Fail the whole attempt instead; everything stays pending.
+                            guard writer.connection.isInTransaction else { throw error }
                             failures[item.sequence] = error
                         }
                     }
