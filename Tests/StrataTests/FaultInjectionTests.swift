@@ -682,12 +682,16 @@ private func fileSize(_ path: String) -> Int64 {
         #expect(strata_fault_injected() >= 1)
         _ = strata_fault_hold_if_injected(fault.code)
         #expect(failure?.code == expected, "\(fault): persist() reported \(String(describing: failure))")
-        // The fault hit inside change set `target`: the first attempt opened exactly target + 1 savepoints.
+        // The fault hit mid-batch: after at least one change set's savepoint was released, before the
+        // batch ended. (Where exactly a WAL spill lands can move by a change set with the page cache's
+        // state, so the aim is `target` but any middle change set proves the point.)
         let statements = hold.statements
         let firstBegin = statements.firstIndex { $0 == "BEGIN IMMEDIATE TRANSACTION" } ?? statements.endIndex
         let firstRollback = statements[firstBegin...].firstIndex { $0 == "ROLLBACK TRANSACTION" } ?? statements.endIndex
         let opened = statements[firstBegin..<firstRollback].filter { $0.hasPrefix("SAVEPOINT ") }.count
-        #expect(opened == target + 1, "the fault did not hit change set \(target + 1) of \(parts.count) (\(opened) savepoints opened)")
+        #expect(opened > 1 && opened <= parts.count && abs(opened - (target + 1)) <= 1,
+                "the fault did not hit the middle of the batch (aimed at change set \(target + 1) of \(parts.count), "
+                + "\(opened) savepoints opened)")
 
         // Every change set stays pending, visible, and out of the file — including those whose
         // savepoints were released before the fault.
