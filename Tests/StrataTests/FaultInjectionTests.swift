@@ -690,8 +690,7 @@ private func fileSize(_ path: String) -> Int64 {
         let firstRollback = statements[firstBegin...].firstIndex { $0 == "ROLLBACK TRANSACTION" } ?? statements.endIndex
         let opened = statements[firstBegin..<firstRollback].filter { $0.hasPrefix("SAVEPOINT ") }.count
         #expect(opened > 1 && opened <= parts.count && abs(opened - (target + 1)) <= 1,
-                "the fault did not hit the middle of the batch (aimed at change set \(target + 1) of \(parts.count), "
-                + "\(opened) savepoints opened)")
+                "the fault did not hit the middle of the batch (aimed at change set \(target + 1) of \(parts.count), \(opened) savepoints opened)")
 
         // Every change set stays pending, visible, and out of the file — including those whose
         // savepoints were released before the fault.
