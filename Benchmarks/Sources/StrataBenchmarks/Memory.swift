@@ -1,0 +1,71 @@
+import Foundation
+import Strata
+
+/// M1: the peak memory of a process that holds every article in its main context, measured in a
+/// child process (this executable, in a hidden mode) so that the benchmark's own data does not
+/// count. The child reports `VmHWM` (peak resident set) from /proc/self/status.
+enum MemoryProbe {
+    static let childFlag = "--memory-child"
+
+    struct Reading: Codable, Sendable {
+        /// Peak RSS before opening the store: the Swift runtime, Foundation, the libraries.
+        let baselinePeakBytes: Int
+        /// Peak RSS after the main context holds every article.
+        let peakBytes: Int
+        /// RSS at that moment.
+        let residentBytes: Int
+        let objects: Int
+        let outcome: String
+    }
+
+    /// Reads a `kB` field of /proc/self/status, in bytes (nil where there is no procfs).
+    static func status(_ field: String) -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
+            let number = line.dropFirst(field.count + 1).trimmingCharacters(in: .whitespaces).split(separator: " ").first
+            return number.flatMap { Int($0) }.map { $0 * 1024 }
+        }
+        return nil
+    }
+
+    /// The child: `--memory-child cold|warm <database> <snapshot>`; prints one JSON line.
+    @MainActor
+    static func runChild(_ arguments: [String]) async throws {
+        guard arguments.count == 3 else { throw BenchmarkError("usage: \(childFlag) cold|warm <database> <snapshot>") }
+        let baseline = status("VmHWM") ?? 0
+        let store: Store
+        let main: MainContext
+        let outcome: String
+        if arguments[0] == "warm" {
+            let warm = try await StrataPeer.openWarm(arguments[1], snapshot: arguments[2])
+            (store, main, outcome) = (warm.store, warm.mainContext, "\(warm.outcome)")
+        } else {
+            store = try await StrataPeer.open(arguments[1])
+            main = store.mainContext
+            try await main.loadResidentEntities()
+            outcome = "cold"
+        }
+        let reading = Reading(baselinePeakBytes: baseline, peakBytes: status("VmHWM") ?? 0,
+                              residentBytes: status("VmRSS") ?? 0, objects: main.registeredCount(Article.self),
+                              outcome: outcome)
+        print(String(decoding: try JSONEncoder().encode(reading), as: UTF8.self))
+        withExtendedLifetime((store, main)) {}
+    }
+
+    /// Runs a child and returns what it measured.
+    static func measure(mode: String, database: String, snapshot: String) throws -> Reading {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = [childFlag, mode, database, snapshot]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0,
+              let line = String(decoding: data, as: UTF8.self).split(separator: "\n").last else {
+            throw BenchmarkError("the memory child (\(mode)) failed with status \(process.terminationStatus)")
+        }
+        return try JSONDecoder().decode(Reading.self, from: Data(line.utf8))
+    }
+}
