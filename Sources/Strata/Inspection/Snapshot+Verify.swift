@@ -39,23 +39,16 @@ extension Snapshot {
             throw .undecodable("\(entry.entity): object count mismatch")
         }
         for chunk in entry.chunks {
-            let raw = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, chunk.uncompressedSize), alignment: 8)
-            defer { raw.deallocate() }
-            let destination = UnsafeMutableRawBufferPointer(rebasing: raw[0..<chunk.uncompressedSize])
-            do {
-                try LZ4Frame.decompress(UnsafeRawBufferPointer(rebasing: file[chunk.offset..<(chunk.offset + chunk.compressedSize)]),
-                                        into: destination)
-            } catch {
-                throw "\(error)".contains("truncated") ? SnapshotRejection.truncated : SnapshotRejection.checksumMismatch
+            try chunk.inflate(from: file) { (contents) throws(SnapshotRejection) in
+                guard let width else { return }
+                var reader = ByteReader(contents)
+                do {
+                    for _ in 0..<(chunk.objectCount * width) { _ = try reader.readValue() }
+                } catch {
+                    throw .undecodable("\(entry.entity): \(error)")
+                }
+                guard reader.remaining == 0 else { throw .undecodable("\(entry.entity): trailing bytes") }
             }
-            guard let width else { continue }
-            var reader = ByteReader(UnsafeRawBufferPointer(destination))
-            do {
-                for _ in 0..<(chunk.objectCount * width) { _ = try reader.readValue() }
-            } catch {
-                throw .undecodable("\(entry.entity): \(error)")
-            }
-            guard reader.remaining == 0 else { throw .undecodable("\(entry.entity): trailing bytes") }
         }
     }
 }

@@ -29,34 +29,34 @@ enum LZ4Frame {
         return output
     }
 
-    /// Decompresses one whole frame of exactly `expectedSize` bytes into `destination`.
+    /// Decompresses one whole frame of exactly `destination.count` bytes into `destination`.
     ///
-    /// A frame that ends early is reported as truncated: `LZ4F_decompress` itself only answers
-    /// "more input wanted" (a non-zero hint) when the input runs out mid-frame.
-    static func decompress(_ input: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer) throws {
+    /// A frame that ends early is reported as ``SnapshotRejection/truncated``: `LZ4F_decompress`
+    /// itself only answers "more input wanted" (a non-zero hint) when the input runs out
+    /// mid-frame. Any LZ4 error (bad checksum, malformed block) or a size that differs from the
+    /// recorded one is ``SnapshotRejection/checksumMismatch``.
+    static func decompress(_ input: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer)
+        throws(SnapshotRejection) {
         var context: OpaquePointer?
-        _ = try check(LZ4F_createDecompressionContext(&context, UInt32(LZ4F_VERSION)), "LZ4 context creation")
+        guard LZ4F_isError(LZ4F_createDecompressionContext(&context, UInt32(LZ4F_VERSION))) == 0 else {
+            throw .undecodable("cannot create an LZ4 decompression context")
+        }
         defer { LZ4F_freeDecompressionContext(context) }
         var consumed = 0, produced = 0
         var hint = 1
         while consumed < input.count {
             var sourceSize = input.count - consumed
             var destinationSize = destination.count - produced
-            hint = try check(LZ4F_decompress(context, destination.baseAddress.map { $0 + produced }, &destinationSize,
-                                             input.baseAddress! + consumed, &sourceSize, nil), "LZ4 decompression")
+            hint = LZ4F_decompress(context, destination.baseAddress.map { $0 + produced }, &destinationSize,
+                                   input.baseAddress! + consumed, &sourceSize, nil)
+            if LZ4F_isError(hint) != 0 { throw .checksumMismatch }
             consumed += sourceSize
             produced += destinationSize
             if hint == 0 { break }
-            if sourceSize == 0 && destinationSize == 0 {
-                throw StrataError(.invalidSnapshot, "LZ4 frame larger than its recorded size")
-            }
+            if sourceSize == 0 && destinationSize == 0 { throw .checksumMismatch }   // larger than recorded
         }
-        if hint != 0 {
-            throw StrataError(.invalidSnapshot, "LZ4 frame is truncated (\(hint) more bytes expected)")
-        }
-        if consumed != input.count || produced != destination.count {
-            throw StrataError(.invalidSnapshot, "LZ4 frame holds \(produced) bytes, expected \(destination.count)")
-        }
+        if hint != 0 { throw .truncated }
+        if consumed != input.count || produced != destination.count { throw .checksumMismatch }
     }
 }
 

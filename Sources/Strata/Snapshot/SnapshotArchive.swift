@@ -83,39 +83,32 @@ enum SnapshotArchive {
         DispatchQueue.concurrentPerform(iterations: entry.chunks.count) { index in
             let chunk = entry.chunks[index]
             let result = Result<([[DatabaseValue]], [E]), SnapshotRejection> { () throws(SnapshotRejection) -> ([[DatabaseValue]], [E]) in
-                let raw = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, chunk.uncompressedSize), alignment: 8)
-                defer { raw.deallocate() }
-                let destination = UnsafeMutableRawBufferPointer(rebasing: raw[0..<chunk.uncompressedSize])
-                do {
-                    try LZ4Frame.decompress(UnsafeRawBufferPointer(rebasing: file[chunk.offset..<(chunk.offset + chunk.compressedSize)]),
-                                            into: destination)
-                } catch {
-                    throw "\(error)".contains("truncated") ? SnapshotRejection.truncated : SnapshotRejection.checksumMismatch
-                }
-                var reader = ByteReader(UnsafeRawBufferPointer(destination))
-                var rows: [[DatabaseValue]] = []
-                var values: [E] = []
-                rows.reserveCapacity(chunk.objectCount)
-                values.reserveCapacity(chunk.objectCount)
-                let decoder = RowDecoder<[DatabaseValue]>(schema: schema)
-                let handWritten = E.self as? any SnapshotDecodable.Type
-                do {
-                    for _ in 0..<chunk.objectCount {
-                        var row: [DatabaseValue] = []
-                        row.reserveCapacity(width)
-                        for _ in 0..<width { row.append(try reader.readValue()) }
-                        if let handWritten {
-                            values.append(try Self.decodeHandWritten(handWritten, ArchivedRow(schema: schema, values: row)))
-                        } else {
-                            values.append(try decoder.decode(E.self, from: row))
+                try chunk.inflate(from: file) { (contents) throws(SnapshotRejection) -> ([[DatabaseValue]], [E]) in
+                    var reader = ByteReader(contents)
+                    var rows: [[DatabaseValue]] = []
+                    var values: [E] = []
+                    rows.reserveCapacity(chunk.objectCount)
+                    values.reserveCapacity(chunk.objectCount)
+                    let decoder = RowDecoder<[DatabaseValue]>(schema: schema)
+                    let handWritten = E.self as? any SnapshotDecodable.Type
+                    do {
+                        for _ in 0..<chunk.objectCount {
+                            var row: [DatabaseValue] = []
+                            row.reserveCapacity(width)
+                            for _ in 0..<width { row.append(try reader.readValue()) }
+                            if let handWritten {
+                                values.append(try Self.decodeHandWritten(handWritten, ArchivedRow(schema: schema, values: row)))
+                            } else {
+                                values.append(try decoder.decode(E.self, from: row))
+                            }
+                            rows.append(row)
                         }
-                        rows.append(row)
+                    } catch {
+                        throw SnapshotRejection.undecodable("\(entry.entity): \(error)")
                     }
-                } catch {
-                    throw SnapshotRejection.undecodable("\(entry.entity): \(error)")
+                    guard reader.remaining == 0 else { throw SnapshotRejection.undecodable("\(entry.entity): trailing bytes") }
+                    return (rows, values)
                 }
-                guard reader.remaining == 0 else { throw SnapshotRejection.undecodable("\(entry.entity): trailing bytes") }
-                return (rows, values)
             }
             results.withLock { $0[index] = result }
         }
@@ -179,6 +172,18 @@ public struct ArchivedRow {
                               "\(schema.name).\(key) holds \(stored), not a \(T.self)", entity: schema.name, attribute: key)
         }
         return value
+    }
+}
+
+extension SnapshotHeader.Chunk {
+    /// Decompresses this chunk of `file` into a temporary buffer and hands its contents to `body`.
+    func inflate<T>(from file: UnsafeRawBufferPointer,
+                    _ body: (UnsafeRawBufferPointer) throws(SnapshotRejection) -> T) throws(SnapshotRejection) -> T {
+        let raw = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, uncompressedSize), alignment: 8)
+        defer { raw.deallocate() }
+        let destination = UnsafeMutableRawBufferPointer(rebasing: raw[0..<uncompressedSize])
+        try LZ4Frame.decompress(UnsafeRawBufferPointer(rebasing: file[offset..<(offset + compressedSize)]), into: destination)
+        return try body(UnsafeRawBufferPointer(destination))
     }
 }
 
