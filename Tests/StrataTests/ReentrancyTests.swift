@@ -63,10 +63,10 @@ import Testing
         try await withWatchdog { try await submission.committed() }
         #expect(try await store.fetch(Article.self, id: "article-9") != nil)
         // A custom SQL function that submits while SQLite evaluates a statement.
-        try await store.register(SQLFunction("submit_one", argumentCount: 1) { arguments in
+        try await store.register(SQLFunction("submit_one", argumentCount: 1) { [weak store] arguments in
             var changes = ChangeSet()
             changes.upsert(Article.make(Int(arguments[0] == .integer(1) ? 10 : 11)))
-            _ = try store.submit(changes)
+            _ = try store?.submit(changes)
             return .integer(1)
         })
         _ = try await withWatchdog { try await store.read { db in try db.value("SELECT submit_one(1)") } }

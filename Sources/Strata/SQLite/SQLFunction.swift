@@ -12,7 +12,8 @@ import Foundation
 ///                                  configuration: .init(functions: [domain]))
 /// ```
 /// Registered with `sqlite3_create_function_v2`. The closure runs on the store's queue while
-/// SQLite evaluates a statement; a thrown error fails that statement.
+/// SQLite evaluates a statement; a thrown error fails that statement. The connection keeps the
+/// closure until the store goes away: capture the store itself weakly, or it never will.
 public struct SQLFunction: Sendable {
     public let name: String
     public let argumentCount: Int
