@@ -22,21 +22,6 @@ private struct PropertyRow: Entity, Equatable {
 
 private let propertyEntities: [any Entity.Type] = [PropertyRow.self]
 
-// MARK: - Seeded randomness
-
-/// SplitMix64: small, fast and reproducible from its seed.
-private struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// The seed: `STRATA_PROPERTY_SEED` to replay a failure, random otherwise (printed on failure).
 private func propertySeed() -> UInt64 {
@@ -63,7 +48,7 @@ private enum Pools {
 }
 
 private struct Random {
-    var generator: SeededGenerator
+    var generator: SeededRandom
 
     mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &generator) }
     mutating func chance(_ probability: Double) -> Bool { Double.random(in: 0..<1, using: &generator) < probability }
@@ -220,7 +205,7 @@ private func evaluateInMemory(_ query: Query<PropertyRow>, _ schema: EntitySchem
 
     @Test func sqlAndInMemoryEvaluationAgreeOnRandomDataAndPredicates() async throws {
         let seed = propertySeed()
-        var random = Random(generator: SeededGenerator(seed: seed))
+        var random = Random(generator: SeededRandom(seed: seed))
         let directory = try TemporaryDirectory()
         var compared = 0
         var nonEmpty = 0
@@ -256,7 +241,7 @@ private func evaluateInMemory(_ query: Query<PropertyRow>, _ schema: EntitySchem
 
     @Test func pendingOverlayAgreesWithCommittedSQLUnderRandomChangeSets() async throws {
         let seed = propertySeed()
-        var random = Random(generator: SeededGenerator(seed: seed))
+        var random = Random(generator: SeededRandom(seed: seed))
         let directory = try TemporaryDirectory()
         let initial = (1...150).map { random.row(id: Int64($0)) }
         // `pending` never commits while the lock is held: its fetches go through the overlay.

@@ -14,25 +14,13 @@ struct Note: Entity, Equatable {
     static let indexes = [EntityIndex(["group", "isDone"])]
 }
 
-/// A tiny deterministic generator (SplitMix64), so a failing seed can be replayed.
-private struct LiveQueryRandom: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @MainActor
 @Suite struct LiveQueryPropertyTests {
     nonisolated static let seeds: [UInt64] = [1, 7, 42, 2026]
 
     @Test(.timeLimit(.minutes(2)), arguments: seeds)
     func maintainedResultsEqualRerunningTheQuery(seed: UInt64) async throws {
-        var random = LiveQueryRandom(state: seed)
+        var random = SeededRandom(seed: seed)
         let directory = try TemporaryDirectory()
         let store = try await openStore(directory.path("s.sqlite"), entities: [Note.self])
         let main = store.mainContext
@@ -112,7 +100,7 @@ private struct LiveQueryRandom: RandomNumberGenerator {
         }
     }
 
-    private func randomChangeSet(_ random: inout LiveQueryRandom, existing: [Int64]) -> [Operation] {
+    private func randomChangeSet(_ random: inout SeededRandom, existing: [Int64]) -> [Operation] {
         let labels: [String?] = [nil, "a", "b", "ba", "bb", "c", "B"]
         func note(_ id: Int64) -> Note {
             Note(id: id, group: Int(random.next() % 4), score: Double(random.next() % 100) - 10,

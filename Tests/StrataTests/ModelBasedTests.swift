@@ -25,18 +25,6 @@ struct ModelItem: Entity, Equatable {
         return (1...UInt64(sequences)).map { $0 &* 0x9E37_79B9 }
     }
 
-    /// SplitMix64: deterministic per seed.
-    struct Random {
-        var state: UInt64
-        mutating func next(_ bound: Int) -> Int {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Int((z ^ (z >> 31)) % UInt64(bound))
-        }
-    }
-
     @Test(.timeLimit(.minutes(3)))
     func randomOperationsMatchThePlainModel() async throws {
         var lost = 0
@@ -49,7 +37,7 @@ struct ModelItem: Entity, Equatable {
 
     /// Returns 1 if the sequence diverged from the model.
     private func run(seed: UInt64, reopen: Bool) async throws -> Int {
-        var random = Random(state: seed)
+        var random = SeededRandom(seed: seed)
         let directory = try TemporaryDirectory()
         let path = directory.path("model.sqlite")
         let store = try await openStore(path, entities: [ModelItem.self])
