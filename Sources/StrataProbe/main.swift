@@ -9,8 +9,9 @@ switch arguments.first {
 case "two-process-writer": status = await runTwoProcessWriter(arguments: Array(arguments.dropFirst()))
 case "import-loop": status = await runImportLoop(arguments: Array(arguments.dropFirst()))
 case "snapshot-crash": status = await runSnapshotCrash(arguments: Array(arguments.dropFirst()))
+case "reentrancy": status = await runReentrancy(arguments: Array(arguments.dropFirst()))
 default:
-    FileHandle.standardError.write(Data("usage: StrataProbe two-process-writer|import-loop|snapshot-crash …\n".utf8))
+    FileHandle.standardError.write(Data("usage: StrataProbe two-process-writer|import-loop|snapshot-crash|reentrancy …\n".utf8))
     status = 2
 }
 exit(status)

@@ -11,7 +11,7 @@ struct WorkerCounter: Entity, Equatable {
 
 @MainActor
 @Suite struct ContextMergeTests {
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.hangWatchdog)
     func eightWorkersThousandSavesEachLoseNothing() async throws {
         let directory = try TemporaryDirectory()
         let store = try await openStore(directory.path("s.sqlite"), entities: [Article.self, WorkerCounter.self])
@@ -84,7 +84,7 @@ struct WorkerCounter: Entity, Equatable {
         #expect(again == Array(materialized.prefix(3)))
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.hangWatchdog)
     func bulkMarkTenThousandReadPatchesMainLiveQueriesAndNotifies() async throws {
         let directory = try TemporaryDirectory()
         let store = try await openStore(directory.path("s.sqlite"), entities: [ResidentArticle.self])
@@ -130,7 +130,7 @@ struct WorkerCounter: Entity, Equatable {
         #expect(try await store.count(Query<ResidentArticle>(where: Attribute("isRead") == true)) == 10_000)
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.hangWatchdog)
     func mainReadDuringLargeImportRunsNoSQLAndDoesNotWait() async throws {
         let directory = try TemporaryDirectory()
         let log = StatementLog()

@@ -22,7 +22,7 @@ struct CrashItem: Entity, Equatable {
 @Suite(.serialized) struct CrashTests {
     static let rounds = 20
 
-    @Test(.timeLimit(.minutes(3)), arguments: ["normal", "full"])
+    @Test(.hangWatchdog, arguments: ["normal", "full"])
     func killedAtRandomMomentsLosesNothingAcknowledged(mode: String) async throws {
         let directory = try TemporaryDirectory()
         let db = directory.path("crash.sqlite"), snapshot = directory.path("crash.snapshot")
@@ -32,10 +32,10 @@ struct CrashItem: Entity, Equatable {
         for round in 0..<Self.rounds {
             let run = try ProbeRun(["import-loop", db, snapshot, mode])
             let waitFor = Int.random(in: 1...6, using: &random)
-            let acks = run.waitForLines(withPrefix: "ack ", count: waitFor)
+            let acks = await run.lines(withPrefix: "ack ", count: waitFor)
             // A random extra moment, so the kill lands anywhere in a save, a commit or a snapshot.
-            usleep(UInt32.random(in: 0..<20_000, using: &random))
-            run.kill()
+            try await Task.sleep(nanoseconds: UInt64.random(in: 0..<20_000_000, using: &random))
+            await run.killed()
             let errors = run.allLines.filter { $0.hasPrefix("error") }
             #expect(errors.isEmpty, "round \(round): the probe failed: \(errors)")
             for line in run.allLines where line.hasPrefix("ack ") { acknowledged.insert(Int(line.dropFirst(4))!) }
@@ -63,7 +63,7 @@ struct CrashItem: Entity, Equatable {
 
     /// A kill after each step of the atomic snapshot write never leaves a warm start older than
     /// the database (or a torn file).
-    @Test(.timeLimit(.minutes(2)), arguments: ["temporaryWritten", "temporarySynced", "renamed", "complete"])
+    @Test(.hangWatchdog, arguments: ["temporaryWritten", "temporarySynced", "renamed", "complete"])
     func killedWhileWritingASnapshot(step: String) async throws {
         let directory = try TemporaryDirectory()
         let db = directory.path("crash.sqlite"), snapshot = directory.path("crash.snapshot")
@@ -80,7 +80,7 @@ struct CrashItem: Entity, Equatable {
             try await main.writeSnapshot(to: snapshot)
         }
         let run = try ProbeRun(["snapshot-crash", db, snapshot, step])
-        _ = run.waitUntilExit()
+        _ = await run.exited()
         #expect(run.allLines.contains("stopped after \(step)"), "the probe did not reach \(step): \(run.allLines)")
 
         let warm = try await Store.openWarm(at: db, snapshot: snapshot, entities: [CrashItem.self])

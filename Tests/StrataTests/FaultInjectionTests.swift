@@ -337,79 +337,6 @@ private struct WalTick: Entity, Equatable {
     var value: String
 }
 
-/// The probe binary built next to the test bundle.
-private func probeExecutable() -> URL? {
-    var candidates: [URL] = []
-    if let environment = ProcessInfo.processInfo.environment["STRATA_PROBE"] { candidates.append(URL(fileURLWithPath: environment)) }
-    let selfExe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-    candidates.append(selfExe.deletingLastPathComponent().appendingPathComponent("StrataProbe"))
-    let argument0 = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-    candidates.append(argument0.deletingLastPathComponent().appendingPathComponent("StrataProbe"))
-    // On macOS the bundle is a directory: <dir>/X.xctest/Contents/MacOS/X.
-    candidates.append(argument0.deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("StrataProbe"))
-    return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
-}
-
-/// A child process's stdout, line by line, with bounded waits.
-private final class LineReader: Sendable {
-    private let lines = Locked([String]())
-    private let arrived = DispatchSemaphore(value: 0)
-    private let finished = DispatchSemaphore(value: 0)
-
-    init(_ handle: FileHandle) {
-        let thread = Thread { [self] in
-            var pending = Data()
-            while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                pending.append(chunk)
-                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                    let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
-                    pending.removeSubrange(pending.startIndex...newline)
-                    lines.withLock { $0.append(line) }
-                    arrived.signal()
-                }
-            }
-            if !pending.isEmpty { lines.withLock { $0.append(String(decoding: pending, as: UTF8.self)) } }
-            finished.signal()
-            arrived.signal()
-        }
-        thread.start()
-    }
-
-    var all: [String] { lines.withLock { $0 } }
-
-    /// The first line starting with `prefix`, waiting at most `seconds` for it (nil if it never came).
-    func line(startingWith prefix: String, seconds: Double = 60) async -> String? {
-        let deadline = DispatchTime.now() + seconds
-        while true {
-            if let found = all.first(where: { $0.hasPrefix(prefix) }) { return found }
-            if finished.wait(timeout: .now()) == .success {
-                finished.signal()
-                return all.first { $0.hasPrefix(prefix) }
-            }
-            let semaphore = arrived
-            let ok = await withCheckedContinuation { continuation in
-                DispatchQueue.global().async { continuation.resume(returning: semaphore.wait(timeout: deadline) == .success) }
-            }
-            if !ok { return nil }
-        }
-    }
-
-    /// Waits (bounded) until the child closed its stdout.
-    func waitForEOF(seconds: Double = 60) async -> Bool {
-        let semaphore = finished
-        return await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                let ok = semaphore.wait(timeout: .now() + seconds) == .success
-                if ok { semaphore.signal() }
-                continuation.resume(returning: ok)
-            }
-        }
-    }
-}
-
 /// The same work as the probe's `writeTwoProcessNotes`, in this process.
 private func writeNotes(_ store: Store, writer: String, count: Int) async -> (errors: [String], first: Double, last: Double) {
     var errors: [String] = []
@@ -717,15 +644,6 @@ private func fileSize(_ path: String) -> Int64 {
     // MARK: Two processes on one file
 
     @Test func twoProcessesWriteOneFileWithoutBusyErrorsAndSeeEachOthersChanges() async throws {
-        guard let probe = probeExecutable() else {
-            Issue.record("""
-                the StrataProbe executable is missing next to the test bundle \
-                (\(URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().path)); \
-                build it with `swift build --build-tests` (target StrataProbe, subcommand two-process-writer) \
-                or point STRATA_PROBE at it
-                """)
-            return
-        }
         let directory = try TemporaryDirectory()
         let path = directory.path("shared.sqlite")
         let count = 400
@@ -733,38 +651,25 @@ private func fileSize(_ path: String) -> Int64 {
         let start = try await store.currentChangeToken()
         let failures = store.failures()
 
-        let process = Process()
-        process.executableURL = probe
-        process.arguments = ["two-process-writer", path, "child", "parent", "\(count)"]
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        let exited = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in exited.signal() }
-        try process.run()
-        let reader = LineReader(output.fileHandleForReading)
-        defer { if process.isRunning { process.terminate() } }
-        // A probe that died must fail the test, not kill this process with SIGPIPE.
-        signal(SIGPIPE, SIG_IGN)
-        func send(_ line: String) { try? input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8)) }
+        let probe = try ProbeRun(["two-process-writer", path, "child", "parent", "\(count)"], showErrors: true)
+        defer { probe.kill() }
 
-        let ready = await reader.line(startingWith: "ready ", seconds: 60)
-        try #require(ready != nil, "the probe did not open the store: \(reader.all)")
+        let ready = await probe.line(startingWith: "ready ", seconds: 60)
+        try #require(ready != nil, "the probe did not open the store: \(probe.allLines)")
 
         // Both processes write at once, each committing every change set on its own.
-        send("go")
+        probe.send("go")
         let (errors, first, last) = await writeNotes(store, writer: "parent", count: count)
         #expect(errors.isEmpty, "errors reached this process's caller: \(errors.prefix(5))")
-        let wrote = await reader.line(startingWith: "wrote ", seconds: 90)
-        try #require(wrote != nil, "the probe did not finish writing: \(reader.all)")
-        send("check \(count)")
-        let finished = await reader.waitForEOF(seconds: 60)
-        #expect(finished, "the probe did not exit: \(reader.all)")
-        #expect(await waitOff(exited, seconds: 30), "the probe did not exit")
-        try? input.fileHandleForWriting.close()
+        let wrote = await probe.line(startingWith: "wrote ", seconds: 90)
+        try #require(wrote != nil, "the probe did not finish writing: \(probe.allLines)")
+        probe.send("check \(count)")
+        let status = await probe.exited(seconds: 60)
+        probe.closeInput()
+        try #require(status != nil, "the probe did not exit: \(probe.allLines)")
 
-        let lines = reader.all
-        #expect(process.terminationStatus == 0, "probe exit status \(process.terminationStatus): \(lines)")
+        let lines = probe.allLines
+        #expect(status.map(ProbeRun.exitCode) == 0, "probe wait status \(status ?? -1): \(lines)")
         #expect(!lines.contains { $0.hasPrefix("error ") }, "errors reached the probe's caller: \(lines.filter { $0.hasPrefix("error ") }.prefix(5))")
         #expect(lines.contains("result ok"), "\(lines)")
         #expect(lines.contains("saw \(count) \(count)"), "the probe did not see this process's notes: \(lines)")
@@ -823,16 +728,14 @@ private func fileSize(_ path: String) -> Int64 {
             }
         }
 
-        // A reader pins its snapshot: an open read transaction that has read.
+        // A reader pins its snapshot: `read` is one read transaction, open while its body runs.
         let gate = QueueGate()
         let pinned = Task {
             try await reader.read { db -> ([Int], Bool) in
                 func count() throws -> Int { Int.fromDatabaseValue(try db.value("SELECT count(*) FROM WalTick") ?? .null) ?? -1 }
-                try db.executeScript("BEGIN DEFERRED TRANSACTION")
                 let before = try count()
                 let released = gate.hold()
                 let after = try count()   // same transaction: still the snapshot from before the commits
-                try db.executeScript("COMMIT TRANSACTION")
                 return ([before, after], released)
             }
         }

@@ -18,7 +18,7 @@ struct Note: Entity, Equatable {
 @Suite struct LiveQueryPropertyTests {
     nonisolated static let seeds: [UInt64] = [1, 7, 42, 2026]
 
-    @Test(.timeLimit(.minutes(2)), arguments: seeds)
+    @Test(.hangWatchdog, arguments: seeds)
     func maintainedResultsEqualRerunningTheQuery(seed: UInt64) async throws {
         var random = SeededRandom(seed: seed)
         let directory = try TemporaryDirectory()

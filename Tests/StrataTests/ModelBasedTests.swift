@@ -25,7 +25,7 @@ struct ModelItem: Entity, Equatable {
         return (1...UInt64(sequences)).map { $0 &* 0x9E37_79B9 }
     }
 
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.hangWatchdog)
     func randomOperationsMatchThePlainModel() async throws {
         var lost = 0
         for seed in Self.seeds {

@@ -2,29 +2,53 @@ import Foundation
 @testable import Strata
 import Testing
 
-/// Every reentrant pattern the API allows finishes; each runs under a watchdog so that a
-/// deadlock fails the test instead of hanging CI.
+/// Every reentrant pattern the API allows finishes, and every forbidden one fails with a typed
+/// error. The patterns run in a child process (`StrataProbe reentrancy`, see
+/// Sources/StrataProbe/ReentrancyProbe.swift) under a timeout: a deadlock kills the child and
+/// fails the test naming the pattern that hung, instead of hanging CI.
 @MainActor
 @Suite struct ReentrancyTests {
-    @Test func workerCallsItselfInsidePerform() async throws {
+    static let allowed = [
+        "worker-calls-itself-inside-perform", "nested-atomically-on-main", "submit-inside-write",
+        "submit-inside-sql-function", "store-call-from-a-task-started-inside-write", "nested-savepoints-inside-write",
+        "main-saves-inside-its-change-handler", "store-still-sound-after-refusals",
+    ]
+    static let refused: [(pattern: String, code: StrataError.Code, says: String)] = [
+        ("commit-inside-write", .misuse, "transaction control"),
+        ("begin-inside-read", .misuse, "transaction control"),
+        ("savepoint-sql-inside-write", .misuse, "transaction control"),
+        ("release-of-the-stores-savepoint", .misuse, "transaction control"),
+        ("database-used-after-its-closure", .misuse, "after the closure"),
+        ("save-inside-atomically-on-a-worker", .misuse, "inside atomically"),
+        ("save-inside-atomically-on-main", .misuse, "inside atomically"),
+        ("submit-after-close", .closed, "is closed"),
+    ]
+
+    @Test func everyPatternFinishesOrIsRefusedInAChildProcess() async throws {
         let directory = try TemporaryDirectory()
-        let store = try await openStore(directory.path("s.sqlite"))
-        let worker = store.makeWorkerContext()
-        let count = try await withWatchdog {
-            try await worker.perform { worker in
-                // Calls on the same worker inside perform run inline.
-                try worker.insert(Article.make(1))
-                let nested = try worker.atomically { () throws -> Int in
-                    try worker.insert(Article.make(2))
-                    return try worker.objects(matching: Query<Article>()).count
-                }
-                try worker.save()
-                return nested
-            }
+        let probe = try ProbeRun(["reentrancy", directory.url.path], showErrors: true)
+        defer { probe.kill() }
+        let status = await probe.exited(seconds: 120)
+        let lines = probe.allLines
+        if status == nil {
+            let hung = lines.last { $0.hasPrefix("start ") }.map { String($0.dropFirst(6)) } ?? "before the first pattern"
+            Issue.record("deadlock: the probe did not finish within 120 s; it hung in \(hung)")
+            return
         }
-        #expect(count == 2)
-        try await store.persist()
-        #expect(try await store.count(Query<Article>()) == 2)
+        #expect(status.flatMap(ProbeRun.exitCode) == 0, "probe wait status \(status ?? -1): \(lines)")
+        #expect(lines.last == "done", "\(lines)")
+        #expect(!lines.contains { $0.hasPrefix("wrong ") || $0.hasPrefix("error ") },
+                "\(lines.filter { $0.hasPrefix("wrong ") || $0.hasPrefix("error ") })")
+        for pattern in Self.allowed {
+            #expect(lines.contains("ok \(pattern)"), "allowed pattern \(pattern) did not finish right: \(lines)")
+        }
+        for (pattern, code, says) in Self.refused {
+            let line = lines.first { $0.hasPrefix("refused \(pattern) ") }
+            #expect(line?.hasPrefix("refused \(pattern) \(code):") == true, "\(pattern): \(line ?? "no outcome")")
+            #expect(line?.contains(says) == true, "\(pattern) should say \"\(says)\": \(line ?? "no outcome")")
+        }
+        #expect(lines.filter { $0.hasPrefix("start ") }.count == Self.allowed.count + Self.refused.count,
+                "the probe runs patterns this test does not know: \(lines)")
     }
 
     @Test func scopedEditsRollBackWhenTheBlockThrows() async throws {
@@ -45,57 +69,5 @@ import Testing
         #expect(await worker.object(Article.self, id: "article-2") == nil)
         await worker.rollback()
         #expect(await worker.hasChanges == false)
-    }
-
-    @Test func storeCallsFromInsideTheRootQueue() async throws {
-        let directory = try TemporaryDirectory()
-        let store = try await openStore(directory.path("s.sqlite"))
-        // Submitting from inside a write closure (on the root queue) does not block: it is
-        // queued behind the closure and committed after it.
-        let submission = try await withWatchdog {
-            try await store.write { db -> Submission in
-                try db.execute("CREATE TABLE IF NOT EXISTS marks (x)")
-                var changes = ChangeSet()
-                changes.insert(Article.make(9))
-                return try store.submit(changes)
-            }
-        }
-        try await withWatchdog { try await submission.committed() }
-        #expect(try await store.fetch(Article.self, id: "article-9") != nil)
-        // A custom SQL function that submits while SQLite evaluates a statement.
-        try await store.register(SQLFunction("submit_one", argumentCount: 1) { [weak store] arguments in
-            var changes = ChangeSet()
-            changes.upsert(Article.make(Int(arguments[0] == .integer(1) ? 10 : 11)))
-            _ = try store?.submit(changes)
-            return .integer(1)
-        })
-        _ = try await withWatchdog { try await store.read { db in try db.value("SELECT submit_one(1)") } }
-        try await withWatchdog { try await store.persist() }
-        #expect(try await store.fetch(Article.self, id: "article-10") != nil)
-    }
-
-    @Test func mainSavesFromInsideItsOwnChangeHandler() async throws {
-        let directory = try TemporaryDirectory()
-        let store = try await openStore(directory.path("s.sqlite"))
-        let main = store.mainContext
-        var handled = 0
-        let observation = main.onChange { change in
-            handled += 1
-            // Re-entering the context from an observer: edit and save again (once).
-            if change.origin == .context("worker"), var article = main.object(Article.self, id: "article-1") {
-                article.isStarred = true
-                try? main.update(article)
-                _ = try? main.save()
-            }
-        }
-        let worker = store.makeWorkerContext()
-        try await worker.insert(Article.make(1))
-        try await worker.save()
-        main.mergePending()
-        #expect(handled == 2)   // the worker's merge, then the main context's own save
-        #expect(main.object(Article.self, id: "article-1")?.isStarred == true)
-        try await withWatchdog { try await store.persist() }
-        #expect(try await store.fetch(Article.self, id: "article-1")?.isStarred == true)
-        observation.cancel()
     }
 }

@@ -46,7 +46,7 @@ struct Account: Entity, Equatable {
         }
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.hangWatchdog)
     func concurrentTransfersKeepTheTotalConstant() async throws {
         let directory = try TemporaryDirectory()
         let store = try await openBank(directory)

@@ -206,6 +206,7 @@ public final class MainContext {
     /// commits in the background (``Submission/committed()`` or ``Store/persist()`` wait for it).
     /// Observers get the change immediately. Returns nil when there was nothing to save.
     /// - Throws: `.conflict` with the conflicting IDs under ``MergePolicy/reportConflict``.
+    ///   `.misuse` when called inside ``atomically(_:)`` (save after the block returns).
     @discardableResult
     public func save() throws -> Submission? {
         let mailbox = self.mailbox

@@ -7,6 +7,8 @@ final class ObjectGraph {
     let registry: SchemaRegistry
     let identity: ContextIdentity
     var policy: MergePolicy
+    /// How many `atomically` blocks are running; `save` is refused inside one.
+    private var atomicDepth = 0
     /// Whether merges register objects the context did not hold (the main context does; workers
     /// only update what they fetched).
     let registersNew: Bool
@@ -94,6 +96,10 @@ final class ObjectGraph {
     /// change the context never saw (a lost update). Then the save merges and tries again.
     func save(to store: Store, absorb: () -> Void, unmerged: @escaping @Sendable () -> [StoreEvent]) throws
         -> (Submission, ContextChange)? {
+        guard atomicDepth == 0 else {
+            // The block could still throw and undo edits that would already be in a change set.
+            throw StrataError(.misuse, "save() was called inside atomically { }; save after the block returns")
+        }
         for _ in 0..<100 {
             absorb()
             do {
@@ -146,6 +152,8 @@ final class ObjectGraph {
     /// Runs `body`; if it throws, every edit it made is undone (a savepoint on the context).
     func atomically<T>(_ body: () throws -> T) rethrows -> T {
         let saved = tables.mapValues { $0.saveEditsState() }
+        atomicDepth += 1
+        defer { atomicDepth -= 1 }
         do {
             return try body()
         } catch {

@@ -134,6 +134,7 @@ public actor WorkerContext {
     /// Pushes the unsaved edits to the root as one change set and returns at once (no disk wait).
     /// Returns nil when there was nothing to save.
     /// - Throws: `.conflict` with the conflicting IDs under ``MergePolicy/reportConflict``.
+    ///   `.misuse` when called inside ``atomically(_:)`` (save after the block returns).
     @discardableResult
     public func save() throws -> Submission? {
         absorb()

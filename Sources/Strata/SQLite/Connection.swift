@@ -13,6 +13,10 @@ final class Connection {
     private var statementCache: [String: Statement] = [:]
     private var traceBox: Unmanaged<TraceBox>?
     var savepointDepth = 0
+    /// Above zero while SQL written by the library's user is prepared (see `Connection+UserSQL`).
+    var userSQLDepth = 0
+    /// Set by the authorizer when it denied transaction control in user SQL.
+    var deniedTransactionControl = false
     static let statementCacheLimit = 256
 
     struct Options {
@@ -53,6 +57,7 @@ final class Connection {
     }
 
     private func configure(_ options: Options) throws {
+        installAuthorizer()
         try check(sqlite3_busy_timeout(handle, Int32(options.busyTimeout * 1000)))
         // Reading the schema first makes a non-database file fail here, with a clear error.
         _ = try prepare("SELECT count(*) FROM sqlite_master", cached: false).rows()
@@ -91,12 +96,15 @@ final class Connection {
 
     /// Returns a prepared statement for `sql`, from the cache when `cached` (persistent prepare).
     func prepare(_ sql: String, cached: Bool = true) throws -> Statement {
-        if cached, let statement = statementCache[sql] { return statement }
+        // User SQL is cached apart: it was authorized as user SQL when prepared, and must never
+        // reuse one of Strata's own statements that the authorizer would have denied it.
+        let key = userSQLDepth > 0 ? Self.userSQLKeyPrefix + sql : sql
+        if cached, let statement = statementCache[key] { return statement }
         let statement = try Statement(connection: self, sql: sql, persistent: cached)
         if cached {
             // Bounded: SQL built from variable-length ID lists must not grow the cache forever.
             if statementCache.count >= Self.statementCacheLimit { statementCache.removeAll(keepingCapacity: true) }
-            statementCache[sql] = statement
+            statementCache[key] = statement
         }
         return statement
     }

@@ -22,59 +22,93 @@ public struct ColumnInfo: Sendable, Hashable {
 
 /// Direct access to the store's SQLite connection, for migrations and for SQL the entity API
 /// does not cover. Only valid inside the closure that receives it (``Migration`` bodies,
-/// ``Store/read(_:)``, ``Store/write(_:)``), which runs on the store's queue; do not keep it.
+/// ``Store/read(_:)``, ``Store/write(_:)``), which runs on the store's queue.
+///
+/// Two misuses fail with ``StrataError/Code/misuse`` instead of corrupting the store's state:
+/// using the value after its closure returned, and transaction control in SQL (`BEGIN`,
+/// `COMMIT`, `ROLLBACK`, `SAVEPOINT`, `RELEASE`), since the store owns the transaction — nest
+/// with ``inSavepoint(_:)`` instead.
 public final class Database {
     let connection: Connection
+    private var isOpen = true
 
     init(connection: Connection) { self.connection = connection }
 
+    /// Runs `body` with a `Database` on `connection` that stops working when `body` returns.
+    static func scoped<T>(_ connection: Connection, _ body: (Database) throws -> T) rethrows -> T {
+        let database = Database(connection: connection)
+        defer { database.isOpen = false }
+        return try body(database)
+    }
+
+    /// Throws unless this value is used inside the closure that received it.
+    private func checkOpen() throws {
+        guard isOpen else {
+            throw StrataError(.misuse, "a Database was used after the closure that received it returned; "
+                              + "do all database work inside that closure", path: connection.path)
+        }
+    }
+
     /// Runs one statement with bound arguments (`sqlite3_prepare_v3`, `sqlite3_bind_*`, `sqlite3_step`).
     public func execute(_ sql: String, _ arguments: [DatabaseValue] = []) throws {
-        try connection.execute(sql, arguments)
+        try checkOpen()
+        try connection.runningUserSQL { try connection.execute(sql, arguments) }
     }
 
     /// Runs several `;`-separated statements without arguments (`sqlite3_exec`).
     public func executeScript(_ sql: String) throws {
-        try connection.execute(sql)
+        try checkOpen()
+        try connection.runningUserSQL { try connection.execute(sql) }
     }
 
     /// The rows of one statement.
     public func rows(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> [Row] {
-        let statement = try connection.prepare(sql)
-        let columns = (0..<statement.columnCount).map(statement.columnName(at:))
-        return try statement.rows(arguments).map { Row(columns: columns, values: $0) }
+        try checkOpen()
+        return try connection.runningUserSQL {
+            let statement = try connection.prepare(sql)
+            let columns = (0..<statement.columnCount).map(statement.columnName(at:))
+            return try statement.rows(arguments).map { Row(columns: columns, values: $0) }
+        }
     }
 
     /// The first column of the first row, or nil.
     public func value(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> DatabaseValue? {
-        try connection.prepare(sql).rows(arguments).first?.first
+        try checkOpen()
+        return try connection.runningUserSQL { try connection.prepare(sql).rows(arguments).first?.first }
     }
 
     /// The number of rows the last INSERT, UPDATE or DELETE changed (`sqlite3_changes`).
     public var changes: Int { connection.changes }
 
-    /// Runs `body` in a savepoint: undone if it throws.
-    public func inSavepoint<T>(_ body: () throws -> T) throws -> T { try connection.inSavepoint(body) }
+    /// Runs `body` in a savepoint: undone if it throws. Savepoints nest.
+    public func inSavepoint<T>(_ body: () throws -> T) throws -> T {
+        try checkOpen()
+        return try connection.inSavepoint(body)
+    }
 
     /// SQLite's plan for a statement (`EXPLAIN QUERY PLAN`).
     public func explain(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> [QueryPlanStep] {
-        try connection.explainQueryPlan(sql, arguments)
+        try checkOpen()
+        return try connection.runningUserSQL { try connection.explainQueryPlan(sql, arguments) }
     }
 
     // MARK: Introspection
 
     /// The user tables, sorted, without SQLite's and Strata's bookkeeping tables.
     public func tables() throws -> [String] {
-        try connection.rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+        try checkOpen()
+        return try connection.rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
                             + "AND name NOT LIKE 'strata_%' ORDER BY name").compactMap { String.fromDatabaseValue($0[0]) }
     }
 
     public func tableExists(_ table: String) throws -> Bool {
-        try connection.rows("SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?", [.text(table)]).count > 0
+        try checkOpen()
+        return try connection.rows("SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?", [.text(table)]).count > 0
     }
 
     public func columns(in table: String) throws -> [ColumnInfo] {
-        try connection.rows("SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(?)", [.text(table)])
+        try checkOpen()
+        return try connection.rows("SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(?)", [.text(table)])
             .map { row in
                 ColumnInfo(name: String.fromDatabaseValue(row[0]) ?? "", type: String.fromDatabaseValue(row[1]) ?? "",
                            isNotNull: row[2] == .integer(1), defaultSQL: String.fromDatabaseValue(row[3]),
@@ -88,12 +122,14 @@ public final class Database {
 
     /// The names of the indexes on a table (automatic ones included).
     public func indexes(on table: String) throws -> [String] {
-        try connection.rows("SELECT name FROM pragma_index_list(?) ORDER BY name", [.text(table)])
+        try checkOpen()
+        return try connection.rows("SELECT name FROM pragma_index_list(?) ORDER BY name", [.text(table)])
             .compactMap { String.fromDatabaseValue($0[0]) }
     }
 
     /// The schema version recorded in the file (0 for a file Strata never opened).
     public func schemaVersion() throws -> Int {
+        try checkOpen()
         guard try tableExists(SchemaMigrator.metaTable) else { return 0 }
         let value = try connection.rows("SELECT value FROM \(SchemaMigrator.metaTable) WHERE key = 'schema_version'").first?.first
         return Int.fromDatabaseValue(value ?? .null) ?? 0

@@ -22,19 +22,20 @@ struct SchemaMigrator {
     }
 
     func migrate(_ connection: Connection) throws -> Outcome {
-        let database = Database(connection: connection)
-        return try connection.inTransaction(.immediate) {
-            let isNew = try !database.tableExists(Self.metaTable)
-                && schemas.allSatisfy { try !database.tableExists($0.table) }
-            try createBookkeeping(connection)
-            try refuseNewerSchema(database, connection)
-            var applied: [String] = []
-            try runNamedMigrations(database, connection, isNew: isNew, applied: &applied)
-            for schema in schemas {
-                try migrateEntity(schema, database, connection, applied: &applied)
+        try Database.scoped(connection) { database in
+            try connection.inTransaction(.immediate) {
+                let isNew = try !database.tableExists(Self.metaTable)
+                    && schemas.allSatisfy { try !database.tableExists($0.table) }
+                try createBookkeeping(connection)
+                try refuseNewerSchema(database, connection)
+                var applied: [String] = []
+                try runNamedMigrations(database, connection, isNew: isNew, applied: &applied)
+                for schema in schemas {
+                    try migrateEntity(schema, database, connection, applied: &applied)
+                }
+                let storeID = try recordMeta(connection)
+                return Outcome(storeID: storeID, isNew: isNew, applied: applied)
             }
-            let storeID = try recordMeta(connection)
-            return Outcome(storeID: storeID, isNew: isNew, applied: applied)
         }
     }
 

@@ -2,27 +2,31 @@ import Foundation
 
 extension Store {
     /// Runs `body` with direct access to the database, on the store's queue, after every change
-    /// set submitted before the call has been committed.
+    /// set submitted before the call has been committed. `body` runs in a deferred transaction,
+    /// so all its statements see one snapshot of the file, even while another process writes;
+    /// the transaction ends (rolled back if `body` throws) when `body` returns.
     ///
     /// ```swift
     /// let plan = try await store.read { db in try db.explain("SELECT * FROM articles WHERE feedID = 1") }
     /// ```
-    /// - Throws: what `body` throws, or the transient failure that keeps earlier change sets pending.
+    /// - Throws: what `body` throws, or the transient failure that keeps earlier change sets pending;
+    ///   ``StrataError/Code/misuse`` for transaction control in its SQL.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await onQueue { writer in
             try self.drainBeforeDirectAccess()
-            return try body(Database(connection: writer.connection))
+            return try writer.connection.inTransaction(.deferred) { try Database.scoped(writer.connection, body) }
         }
     }
 
     /// Runs `body` in an immediate transaction on the store's queue, after every change set
     /// submitted before the call has been committed. Committed when `body` returns, rolled back
     /// when it throws. Changes made here bypass change sets (contexts do not see them until they
-    /// fetch again).
+    /// fetch again). Transaction control in its SQL fails with ``StrataError/Code/misuse``;
+    /// nest with ``Database/inSavepoint(_:)``.
     public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await onQueue { writer in
             try self.drainBeforeDirectAccess()
-            return try writer.connection.inTransaction(.immediate) { try body(Database(connection: writer.connection)) }
+            return try writer.connection.inTransaction(.immediate) { try Database.scoped(writer.connection, body) }
         }
     }
 

@@ -29,3 +29,10 @@ func waitOrFail(_ semaphore: DispatchSemaphore, seconds: Double = 30, _ what: St
     let result = semaphore.wait(timeout: .now() + seconds)
     #expect(result == .success, "timed out waiting for \(what)")
 }
+
+extension Trait where Self == TimeLimitTrait {
+    /// The time limit of the long concurrency, crash and model tests: a hang detector, not a
+    /// performance bound. Sized for the sanitizer jobs, where the whole suite runs in parallel on
+    /// 2 cores about 4× slower and every main-actor test shares one main thread.
+    static var hangWatchdog: Self { .timeLimit(.minutes(5)) }
+}

@@ -1,0 +1,41 @@
+import CSQLite
+
+/// SQL written by the library's user (through ``Database``) runs inside transactions Strata owns:
+/// the change-set pipeline's, a ``Store/write(_:)`` transaction, a migration's. Ending or
+/// splitting one of those from user SQL would commit half a save or release a savepoint Strata
+/// still counts on, so SQLite's authorizer denies transaction control (`BEGIN`, `COMMIT`, `END`,
+/// `ROLLBACK`, `SAVEPOINT`, `RELEASE`) while user SQL is prepared, and the denial becomes a typed
+/// ``StrataError/Code/misuse`` error. ``Database/inSavepoint(_:)`` is the supported way to nest.
+extension Connection {
+    static let userSQLKeyPrefix = "user:"
+
+    /// Runs `body`, which prepares and runs user SQL, with transaction control denied.
+    func runningUserSQL<T>(_ body: () throws -> T) throws -> T {
+        userSQLDepth += 1
+        deniedTransactionControl = false
+        defer { userSQLDepth -= 1 }
+        do {
+            return try body()
+        } catch let error as StrataError where deniedTransactionControl && error.sqliteCode == SQLITE_AUTH {
+            deniedTransactionControl = false
+            throw StrataError(.misuse, """
+                transaction control (BEGIN, COMMIT, END, ROLLBACK, SAVEPOINT, RELEASE) is not allowed in SQL run \
+                through Database: the store owns the transaction; use db.inSavepoint { } to nest
+                """, path: path, sql: error.sql)
+        }
+    }
+
+    /// Installs the authorizer that enforces the rule above; Strata's own SQL is never denied.
+    func installAuthorizer() {
+        sqlite3_set_authorizer(handle, { context, action, _, _, _, _ in
+            guard let context, action == SQLITE_TRANSACTION || action == SQLITE_SAVEPOINT else { return SQLITE_OK }
+            // The context is the connection itself, unretained: the authorizer runs synchronously
+            // inside sqlite3_prepare on the connection's own queue, and the connection closes its
+            // handle (so no callback can follow) before it is deallocated.
+            let connection = Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue()
+            guard connection.userSQLDepth > 0 else { return SQLITE_OK }
+            connection.deniedTransactionControl = true
+            return SQLITE_DENY
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+}
