@@ -251,23 +251,6 @@ private func verifyCommitted(_ store: Store, path: String, context: String) asyn
 
 // MARK: - Bounded waits
 
-/// The next element of `stream`, or nil when none arrives within `seconds` (then the stream ends).
-private func next<T: Sendable>(_ stream: AsyncStream<T>, within seconds: Double) async -> T? {
-    await withTaskGroup(of: T?.self) { group in
-        group.addTask {
-            var iterator = stream.makeAsyncIterator()
-            return await iterator.next()
-        }
-        group.addTask {
-            try? await Task.sleep(for: .seconds(seconds))   // a bound: a correct run never waits for it
-            return nil
-        }
-        let first = await group.next() ?? nil
-        group.cancelAll()
-        return first
-    }
-}
-
 /// Every failure already published on `stream`. A failure is yielded before the attempt's waiters
 /// resume, so by the time the work that caused it returned it is buffered and `next()` returns it
 /// at once; the short bound only ends the wait once the buffer is empty.
@@ -275,25 +258,6 @@ private func publishedFailures(_ stream: AsyncStream<StrataError>) async -> [Str
     var collected: [StrataError] = []
     while collected.count < 256, let failure = await next(stream, within: 0.3) { collected.append(failure) }
     return collected
-}
-
-private func waitOff(_ semaphore: DispatchSemaphore, seconds: Double = 30) async -> Bool {
-    await withCheckedContinuation { continuation in
-        DispatchQueue.global().async {
-            continuation.resume(returning: semaphore.wait(timeout: .now() + seconds) == .success)
-        }
-    }
-}
-
-/// Blocks the queue that runs `hold()` until `release()`.
-private final class QueueGate: Sendable {
-    let entered = DispatchSemaphore(value: 0)
-    let released = DispatchSemaphore(value: 0)
-    func hold() -> Bool {
-        entered.signal()
-        return released.wait(timeout: .now() + 60) == .success
-    }
-    func release() { released.signal() }
 }
 
 /// What `body` returned or threw.

@@ -163,25 +163,6 @@ private func difference(_ actual: [PropertyRow], _ expected: [PropertyRow]) -> S
     return differing.prefix(3).map { "\($0) instead of \($1)" }.joined(separator: "; ")
 }
 
-/// Waits for `semaphore` off the cooperative thread pool. False on timeout.
-private func wait(for semaphore: DispatchSemaphore, seconds: Double = 20) async -> Bool {
-    await withCheckedContinuation { continuation in
-        DispatchQueue.global().async {
-            continuation.resume(returning: semaphore.wait(timeout: .now() + seconds) == .success)
-        }
-    }
-}
-
-private final class LockHolder: Sendable {
-    let entered = DispatchSemaphore(value: 0)
-    let released = DispatchSemaphore(value: 0)
-
-    func hold() -> Bool {
-        entered.signal()
-        return released.wait(timeout: .now() + 60) == .success
-    }
-}
-
 /// A store of `rows`, and the same rows encoded as the in-memory evaluator sees them.
 private func makeStore(_ directory: TemporaryDirectory, _ name: String, rows: [PropertyRow],
                        configure: (inout StoreConfiguration) -> Void = { _ in }) async throws
@@ -252,10 +233,10 @@ private func evaluateInMemory(_ query: Query<PropertyRow>, _ schema: EntitySchem
         }
         let (reference, _, _) = try await makeStore(directory, "reference.sqlite", rows: initial)
         let other = try await openStore(directory.path("pending.sqlite"), entities: propertyEntities)
-        let holder = LockHolder()
+        let holder = QueueGate()
         let lock = Task { try await other.write { _ in holder.hold() } }
-        defer { holder.released.signal() }
-        try #require(await wait(for: holder.entered))
+        defer { holder.release() }
+        try #require(await waitOff(holder.entered))
 
         var nextID: Int64 = 1_000
         var compared = 0

@@ -29,30 +29,6 @@ private let pipelineEntities: [any Entity.Type] = [PipelineItem.self, PipelineCo
 
 // MARK: - Synchronisation helpers (bounded: a bug makes a test fail, never hang)
 
-/// Waits for `semaphore` off the cooperative thread pool. False on timeout.
-private func wait(for semaphore: DispatchSemaphore, seconds: Double = 20) async -> Bool {
-    await withCheckedContinuation { continuation in
-        DispatchQueue.global().async {
-            continuation.resume(returning: semaphore.wait(timeout: .now() + seconds) == .success)
-        }
-    }
-}
-
-/// A closure that, once running on some queue, says so and blocks that queue until released.
-private final class Gate: Sendable {
-    let entered = DispatchSemaphore(value: 0)
-    let released = DispatchSemaphore(value: 0)
-
-    /// Runs inside a store's `read`/`write`: blocks the store's queue (and, in `write`, holds the
-    /// SQLite write lock) until ``release()``. Returns false if nobody released it in time.
-    func hold() -> Bool {
-        entered.signal()
-        return released.wait(timeout: .now() + 30) == .success
-    }
-
-    func release() { released.signal() }
-}
-
 /// The error `body` throws as a StrataError, or nil when it succeeds (or throws something else).
 private func strataError(_ body: () async throws -> Void) async -> StrataError? {
     do {
@@ -115,10 +91,10 @@ private func placeholders(_ sql: String) -> Int { sql.utf8.filter { $0 == UInt8(
         let store = try await openStore(directory.path("store.sqlite"), entities: pipelineEntities, log: log)
         log.clear()
 
-        let gate = Gate()
+        let gate = QueueGate()
         async let held = store.read { _ in gate.hold() }
         defer { gate.release() }
-        try #require(await wait(for: gate.entered), "the store's queue never ran the blocking read")
+        try #require(await waitOff(gate.entered), "the store's queue never ran the blocking read")
 
         var submissions: [Submission] = []
         for index in 0..<100 {
@@ -162,10 +138,10 @@ private func placeholders(_ sql: String) -> Int { sql.utf8.filter { $0 == UInt8(
         try await store.submit(seed).committed()
         log.clear()
 
-        let gate = Gate()
+        let gate = QueueGate()
         async let held = store.read { _ in gate.hold() }
         defer { gate.release() }
-        try #require(await wait(for: gate.entered))
+        try #require(await waitOff(gate.entered))
 
         var before = ChangeSet()
         before.insert(PipelineContact(id: 2, email: "bob@example.com", name: "Bob"))
@@ -228,10 +204,10 @@ private func placeholders(_ sql: String) -> Int { sql.utf8.filter { $0 == UInt8(
         try await store.submit(seed).committed()
 
         let failures = store.failures()
-        let gate = Gate()
+        let gate = QueueGate()
         async let held = store.read { _ in gate.hold() }
         defer { gate.release() }
-        try #require(await wait(for: gate.entered))
+        try #require(await waitOff(gate.entered))
         var good = ChangeSet()
         good.insert(PipelineContact(id: 2, email: "bob@example.com", name: "Bob"))
         var bad = ChangeSet()
@@ -325,10 +301,10 @@ private func placeholders(_ sql: String) -> Int { sql.utf8.filter { $0 == UInt8(
 
         let other = try await openStore(path)
         let failures = store.failures()
-        let gate = Gate()
+        let gate = QueueGate()
         let holder = Task { try await other.write { _ in gate.hold() } }
         defer { gate.release() }
-        try #require(await wait(for: gate.entered), "the second store never took the write lock")
+        try #require(await waitOff(gate.entered), "the second store never took the write lock")
 
         // 1: inserts into feed 3 (unread), one with a searchable title.
         var inserts = ChangeSet()
@@ -452,10 +428,10 @@ private func placeholders(_ sql: String) -> Int { sql.utf8.filter { $0 == UInt8(
         let composed = PipelineItem(id: "caf\u{E9}", group: 1, score: 1, label: "composed", isDone: false)
         let decomposed = PipelineItem(id: "cafe\u{301}", group: 2, score: 2, label: "decomposed", isDone: false)
         let other = try await openStore(path, entities: pipelineEntities)
-        let gate = Gate()
+        let gate = QueueGate()
         let holder = Task { try await other.write { _ in gate.hold() } }
         defer { gate.release() }
-        try #require(await wait(for: gate.entered))
+        try #require(await waitOff(gate.entered))
 
         var changes = ChangeSet()
         changes.insert(composed)
@@ -531,10 +507,10 @@ private func placeholders(_ sql: String) -> Int { sql.utf8.filter { $0 == UInt8(
             configuration.statementObserver = attempts.observer
         }
         let other = try await openStore(path, entities: pipelineEntities)
-        let gate = Gate()
+        let gate = QueueGate()
         let holder = Task { try await other.write { _ in gate.hold() } }
         defer { gate.release() }
-        try #require(await wait(for: gate.entered))
+        try #require(await waitOff(gate.entered))
 
         let failures = store.failures()
         attempts.clear()  // forget the transaction that opened the store
@@ -637,10 +613,10 @@ private func placeholders(_ sql: String) -> Int { sql.utf8.filter { $0 == UInt8(
             configuration.maximumRetryDelay = 0.1
         }
         let other = try await openStore(path, entities: pipelineEntities)
-        let gate = Gate()
+        let gate = QueueGate()
         let holder = Task { try await other.write { _ in gate.hold() } }
         defer { gate.release() }
-        try #require(await wait(for: gate.entered))
+        try #require(await waitOff(gate.entered))
 
         var model: [String: PipelineItem] = [:]
         let items = (0..<20).map { PipelineItem.make($0) }

@@ -12,6 +12,8 @@ final class Connection {
     let publicArguments: Bool
     private var statementCache: [String: Statement] = [:]
     private var traceBox: Unmanaged<TraceBox>?
+    /// The cancellation check SQLite's progress handler calls (see `Connection+Cancellation`).
+    var cancellationBox: Unmanaged<CancellationBox>?
     var savepointDepth = 0
     /// Above zero while SQL written by the library's user is prepared (see `Connection+UserSQL`).
     var userSQLDepth = 0
@@ -76,6 +78,7 @@ final class Connection {
         statementCache.removeAll()
         sqlite3_close_v2(handle)
         traceBox?.release()
+        cancellationBox?.release()
     }
 
     // MARK: Checked calls

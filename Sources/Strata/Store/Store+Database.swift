@@ -4,7 +4,8 @@ extension Store {
     /// Runs `body` with direct access to the database, on the store's queue, after every change
     /// set submitted before the call has been committed. `body` runs in a deferred transaction,
     /// so all its statements see one snapshot of the file, even while another process writes;
-    /// the transaction ends (rolled back if `body` throws) when `body` returns.
+    /// the transaction ends (rolled back if `body` throws) when `body` returns. Cancelling the
+    /// calling task interrupts its SQL (`sqlite3_interrupt`) and throws `CancellationError`.
     ///
     /// ```swift
     /// let plan = try await store.read { db in try db.explain("SELECT * FROM articles WHERE feedID = 1") }
@@ -12,9 +13,8 @@ extension Store {
     /// - Throws: what `body` throws, or the transient failure that keeps earlier change sets pending;
     ///   ``StrataError/Code/misuse`` for transaction control in its SQL.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await onQueue { writer in
-            try self.drainBeforeDirectAccess()
-            return try writer.connection.inTransaction(.deferred) { try Database.scoped(writer.connection, body) }
+        try await interruptibleOnQueue(prepare: { _ in try self.drainBeforeDirectAccess() }) { writer in
+            try writer.connection.inTransaction(.deferred) { try Database.scoped(writer.connection, body) }
         }
     }
 

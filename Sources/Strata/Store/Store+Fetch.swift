@@ -5,11 +5,14 @@ extension Store {
     ///
     /// Runs on the store's queue after every change set submitted before the call has been
     /// attempted, and overlays any that are still pending: read-your-writes, committed or not.
+    ///
+    /// Cancelling the calling task stops the fetch: skipped if it has not started, interrupted
+    /// (`sqlite3_interrupt`) if it runs; it then throws `CancellationError`.
     /// - Throws: ``StrataError`` — `.unknownEntity`, `.unknownAttribute`, `.invalidValue` for a
     ///   bad query; `.typeMismatch` / `.unexpectedNull` for a row that does not fit the entity.
     public func fetch<E: Entity>(_ query: Query<E>) async throws -> [E] {
         let resolved = try ResolvedQuery(query, schema: registry.schema(for: E.self))
-        return try await onQueue { writer in try self.fetch(E.self, resolved, writer) }
+        return try await interruptibleOnQueue { writer in try self.fetch(E.self, resolved, writer) }
     }
 
     /// The object with this ID, or nil.
@@ -29,10 +32,11 @@ extension Store {
         return chunks.count > 1 ? result.sorted { $0.id < $1.id } : result
     }
 
-    /// The number of objects matching `query` (its limit and offset apply).
+    /// The number of objects matching `query` (its limit and offset apply). Cancellable like
+    /// `fetch(_:)`.
     public func count<E: Entity>(_ query: Query<E>) async throws -> Int {
         let resolved = try ResolvedQuery(query, schema: registry.schema(for: E.self))
-        return try await onQueue { writer in
+        return try await interruptibleOnQueue { writer in
             if let rows = try self.overlaidRows(resolved, writer) { return rows.count }
             let (sql, arguments) = resolved.selectSQL(columns: "1")
             let count = try writer.rows(sql: "SELECT count(*) FROM (\(sql))", arguments: arguments).first?.first
@@ -41,10 +45,11 @@ extension Store {
     }
 
     /// The IDs of the objects matching `query`, in its order. Cheap: no object is decoded.
+    /// Cancellable like `fetch(_:)`.
     public func ids<E: Entity>(_ query: Query<E>) async throws -> [E.ID] {
         let resolved = try ResolvedQuery(query, schema: registry.schema(for: E.self))
         let key = resolved.schema.primaryKeyIndex
-        let values = try await onQueue { writer -> [DatabaseValue] in
+        let values = try await interruptibleOnQueue { writer -> [DatabaseValue] in
             if let rows = try self.overlaidRows(resolved, writer) { return rows.map { $0[key] } }
             let (sql, arguments) = resolved.selectSQL(columns: resolved.schema.primaryKey.column.quotedIdentifier)
             return try writer.rows(sql: sql, arguments: arguments).map { $0[0] }
