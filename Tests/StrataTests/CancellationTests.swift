@@ -50,6 +50,28 @@ import Testing
         #expect(!log.statements.contains { $0.contains("FROM \"Article\"") }, "the cancelled fetch ran: \(log.statements)")
     }
 
+    @Test @MainActor func cancellingAMainContextFetchRegistersNothing() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await openStore(directory.path("s.sqlite"))
+        var changes = ChangeSet()
+        for index in 0..<10 { changes.insert(Article.make(index)) }
+        try await store.submit(changes).committed()
+        let main = store.mainContext
+        let gate = QueueGate()
+        let blocker = Task { try await store.write { _ in gate.hold() } }
+        try #require(await waitOff(gate.entered), "the store's queue never ran the blocking write")
+        let fetch = Task { try await main.fetch(Query<Article>()) }
+        fetch.cancel()
+        gate.release()
+        #expect(try await blocker.value)
+        let outcome = await fetch.result
+        #expect(throws: CancellationError.self) { try outcome.get() }
+        #expect(main.registeredCount(Article.self) == 0)
+        // Not cancelled, the same fetch registers everything.
+        #expect(try await main.fetch(Query<Article>()).count == 10)
+        #expect(main.registeredCount(Article.self) == 10)
+    }
+
     @Test func cancelledFetchesNeverInterruptACommit() async throws {
         let directory = try TemporaryDirectory()
         let store = try await openStore(directory.path("s.sqlite"))

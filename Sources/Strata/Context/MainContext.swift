@@ -140,6 +140,7 @@ public final class MainContext {
 
     /// Fetches from the root store (SQL plus the root's pending changes), registers the results,
     /// and returns the context's copies (unsaved edits win). The SQL runs on the store's queue.
+    /// Cancelling the calling task stops it (`CancellationError`) before anything is registered.
     public func fetch<E: Entity>(_ query: Query<E>) async throws -> [E] {
         let (table, values) = try await fetchAndRegister(query)
         return values.compactMap { table.visible($0.id) }

@@ -78,7 +78,8 @@ public actor WorkerContext {
     // MARK: Reading
 
     /// Fetches from the root (SQL plus pending changes), registers private copies, and returns
-    /// them (unsaved edits win).
+    /// them (unsaved edits win). Cancelling the calling task stops it (`CancellationError`)
+    /// before anything is registered.
     public func fetch<E: Entity>(_ query: Query<E>) async throws -> [E] {
         while true {
             let (values, sequence) = try await store.fetchSnapshot(query)
