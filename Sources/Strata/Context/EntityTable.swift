@@ -182,7 +182,8 @@ final class EntityTable<E: Entity>: AnyEntityTable {
         }
     }
 
-    private func store(_ value: E, version: UInt64) throws {
+    /// Keeps `value` as the saved copy at `version`; `row` is its row when the caller has it.
+    private func store(_ value: E, row knownRow: [DatabaseValue]? = nil, version: UInt64) throws {
         let id = value.id
         clock += 1
         let old = records[id]
@@ -195,7 +196,7 @@ final class EntityTable<E: Entity>: AnyEntityTable {
         }
         if indexesEnabled {
             if let old = records[id]?.row { for index in indexes { index.remove(id, row: old) } }
-            let row = try encoder.encode(value)
+            let row = try knownRow ?? encoder.encode(value)
             for index in indexes { index.insert(id, row: row) }
             records[id] = Record(value: value, version: version, row: row, lastUse: clock)
         } else {
@@ -288,7 +289,7 @@ final class EntityTable<E: Entity>: AnyEntityTable {
             for id in try targets(target) {
                 var row = try self.row(id)
                 for (position, value) in positions { row[position] = value }
-                try mergeValue(try decoder.decode(E.self, from: row), sequence: sequence, isOwn: isOwn,
+                try mergeValue(try decoder.decode(E.self, from: row), row: row, sequence: sequence, isOwn: isOwn,
                                registersNew: false, policy: policy, changes: &changes)
             }
         case .bulkDelete(_, let target):
@@ -315,8 +316,10 @@ final class EntityTable<E: Entity>: AnyEntityTable {
         }
     }
 
-    private func mergeValue(_ value: E, sequence: UInt64, isOwn: Bool, registersNew: Bool, policy: MergePolicy,
-                            changes: inout ContextChange.EntityChanges) throws {
+    /// Merges a saved copy. `row`, when the caller has it, is `value`'s row: the value is then
+    /// never encoded (otherwise at most once, for the diff and the indexes together).
+    private func mergeValue(_ value: E, row: [DatabaseValue]? = nil, sequence: UInt64, isOwn: Bool, registersNew: Bool,
+                            policy: MergePolicy, changes: inout ContextChange.EntityChanges) throws {
         let id = value.id
         let existing = records[id]
         // Strictly newer copies win; operations of the same change set all apply, in order.
@@ -333,11 +336,12 @@ final class EntityTable<E: Entity>: AnyEntityTable {
         }
         let key = id.databaseValue
         if let existing {
-            let changed = try changedKeys(existing.value, value)
-            try store(value, version: sequence)
+            let newRow = try row ?? encoder.encode(value)
+            let changed = try changedKeys(existing.row ?? encoder.encode(existing.value), newRow)
+            try store(value, row: newRow, version: sequence)
             changes.update(key, keys: changed)
         } else {
-            try store(value, version: sequence)
+            try store(value, row: row, version: sequence)
             changes.insert(key)
         }
     }
@@ -389,9 +393,8 @@ final class EntityTable<E: Entity>: AnyEntityTable {
         }
     }
 
-    private func changedKeys(_ old: E, _ new: E) throws -> Set<String> {
-        let before = try encoder.encode(old)
-        let after = try encoder.encode(new)
+    /// The attributes whose values differ between two rows of this entity.
+    private func changedKeys(_ before: [DatabaseValue], _ after: [DatabaseValue]) -> Set<String> {
         var keys: Set<String> = []
         for position in before.indices where before[position] != after[position] {
             keys.insert(schema.attributes[position].name)
