@@ -12,12 +12,11 @@ extension Connection {
     /// Runs `body`, which prepares and runs user SQL, with transaction control denied.
     func runningUserSQL<T>(_ body: () throws -> T) throws -> T {
         userSQLDepth += 1
-        deniedTransactionControl = false
         defer { userSQLDepth -= 1 }
         do {
             return try body()
-        } catch let error as StrataError where deniedTransactionControl && error.sqliteCode == SQLITE_AUTH {
-            deniedTransactionControl = false
+        } catch let error as StrataError where error.sqliteCode == SQLITE_AUTH {
+            // Only an authorizer returns SQLITE_AUTH, and this one denies nothing else.
             throw StrataError(.misuse, """
                 transaction control (BEGIN, COMMIT, END, ROLLBACK, SAVEPOINT, RELEASE) is not allowed in SQL run \
                 through Database: the store owns the transaction; use db.inSavepoint { } to nest
@@ -33,9 +32,7 @@ extension Connection {
             // inside sqlite3_prepare on the connection's own queue, and the connection closes its
             // handle (so no callback can follow) before it is deallocated.
             let connection = Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue()
-            guard connection.userSQLDepth > 0 else { return SQLITE_OK }
-            connection.deniedTransactionControl = true
-            return SQLITE_DENY
+            return connection.userSQLDepth > 0 ? SQLITE_DENY : SQLITE_OK
         }, Unmanaged.passUnretained(self).toOpaque())
     }
 }

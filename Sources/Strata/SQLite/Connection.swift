@@ -17,8 +17,6 @@ final class Connection {
     var savepointDepth = 0
     /// Above zero while SQL written by the library's user is prepared (see `Connection+UserSQL`).
     var userSQLDepth = 0
-    /// Set by the authorizer when it denied transaction control in user SQL.
-    var deniedTransactionControl = false
     static let statementCacheLimit = 256
 
     struct Options {
@@ -137,9 +135,6 @@ final class Connection {
     var changes: Int { Int(sqlite3_changes(handle)) }
     var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
     var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
-
-    /// Interrupts the statement running now, from any thread (`sqlite3_interrupt`).
-    func interrupt() { sqlite3_interrupt(handle) }
 
     /// The largest number of `?` parameters one statement may hold.
     var maxVariableCount: Int { Int(sqlite3_limit(handle, SQLITE_LIMIT_VARIABLE_NUMBER, -1)) }

@@ -5,7 +5,7 @@ extension Store {
     /// set submitted before the call has been committed. `body` runs in a deferred transaction,
     /// so all its statements see one snapshot of the file, even while another process writes;
     /// the transaction ends (rolled back if `body` throws) when `body` returns. Cancelling the
-    /// calling task interrupts its SQL (`sqlite3_interrupt`) and throws `CancellationError`.
+    /// calling task stops its SQL (SQLite progress-handler check) and throws `CancellationError`.
     ///
     /// ```swift
     /// let plan = try await store.read { db in try db.explain("SELECT * FROM articles WHERE feedID = 1") }

@@ -7,7 +7,7 @@ extension Store {
     /// attempted, and overlays any that are still pending: read-your-writes, committed or not.
     ///
     /// Cancelling the calling task stops the fetch: skipped if it has not started, interrupted
-    /// (`sqlite3_interrupt`) if it runs; it then throws `CancellationError`.
+    /// (SQLite progress-handler check) if it runs; it then throws `CancellationError`.
     /// - Throws: ``StrataError`` — `.unknownEntity`, `.unknownAttribute`, `.invalidValue` for a
     ///   bad query; `.typeMismatch` / `.unexpectedNull` for a row that does not fit the entity.
     public func fetch<E: Entity>(_ query: Query<E>) async throws -> [E] {
