@@ -3,7 +3,9 @@ import PackageDescription
 
 let package = Package(
     name: "Strata",
-    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
+    // What the code needs: `@Observable` (LiveQuery) is macOS 14 / iOS 17 / tvOS 17 / watchOS 10.
+    // Newer APIs are used behind `if #available` (see Design.md, "Platforms").
+    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10)],
     products: [
         .library(name: "Strata", targets: ["Strata"]),
         .executable(name: "strata", targets: ["StrataCLI"]),
@@ -13,6 +15,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // `swift package generate-documentation --target Strata` (the docs stage of .ci/run).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(
@@ -57,7 +61,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataTests",
-            dependencies: ["Strata", "CFaultVFS", "StrataProbe"]
+            dependencies: ["Strata", "CFaultVFS", "StrataProbe", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "StrataCLITests",

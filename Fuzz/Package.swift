@@ -13,6 +13,7 @@ let strataIdentity = URL(fileURLWithPath: Context.packageDirectory).deletingLast
 
 let package = Package(
     name: "StrataFuzz",
+    platforms: [.macOS(.v14)],  // Strata's own minimum (Package.swift)
     dependencies: [.package(path: "../")],
     targets: [
         .executableTarget(name: "FuzzSnapshot", dependencies: [.product(name: "Strata", package: strataIdentity)]),

@@ -217,9 +217,12 @@ struct ArchivedTag: Entity, Equatable {
             configuration.changeLogLimit = 10
             let store = try await Store.open(at: db, entities: Self.entities, configuration: configuration)
             for round in 0..<3 {
-                var changes = ChangeSet()
-                for index in 0..<20 { changes.upsert(ArchivedTag(id: Int64(1_000 + index), name: "round \(round)")) }
-                try store.submit(changes)
+                // One change set per object: each is one log entry (a change set's run is one).
+                for index in 0..<20 {
+                    var changes = ChangeSet()
+                    changes.upsert(ArchivedTag(id: Int64(1_000 + index), name: "round \(round)"))
+                    try store.submit(changes)
+                }
                 try await store.persist()
             }
         }
@@ -364,8 +367,8 @@ struct VersionedV2: Entity {
     static let archiveVersion = 2
 }
 
-/// Decodes itself from snapshots by hand, counting how often.
-struct HandDecoded: Entity, Equatable, SnapshotDecodable {
+/// Decodes itself by hand (its row codec), counting how often.
+struct HandDecoded: Entity, Equatable {
     var id: String
     var count: Int
     var note: String?
@@ -380,11 +383,11 @@ struct HandDecoded: Entity, Equatable, SnapshotDecodable {
         self.when = when
     }
 
-    init(archived row: ArchivedRow) throws {
-        id = try row.value("id")
-        count = try row.value("count")
-        note = try row.value("note", as: String?.self)
-        when = try row.value("when")
+    init(row: inout RowReader) throws {
+        id = try row.read()
+        count = try row.read()
+        note = try row.read()
+        when = try row.read()
         Self.decoded.withLock { $0 += 1 }
     }
 }

@@ -24,10 +24,14 @@ public struct ContextChange: Sendable {
     /// The changes to one entity. IDs are the stored primary-key values; use the typed accessors
     /// on ``ContextChange`` to get `Entity.ID`s.
     public struct EntityChanges: Sendable, Hashable {
+        /// The primary keys of the objects inserted.
         public internal(set) var inserted: Set<DatabaseValue> = []
+        /// The primary keys of the objects updated, each with the attributes (coding keys) that changed.
         public internal(set) var updated: [DatabaseValue: Set<String>] = [:]
+        /// The primary keys of the objects deleted.
         public internal(set) var deleted: Set<DatabaseValue> = []
 
+        /// Whether nothing of this entity changed.
         public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 
         mutating func insert(_ id: DatabaseValue) {
@@ -46,18 +50,23 @@ public struct ContextChange: Sendable {
         }
     }
 
+    /// Where the change came from: a context's save, the store, a bulk operation or a reload.
     public let origin: Origin
     /// The store sequence of the merged change set.
     public let sequence: UInt64
     /// Changes by entity name.
     public internal(set) var entities: [String: EntityChanges] = [:]
 
+    /// Whether the change changed nothing.
     public var isEmpty: Bool { entities.values.allSatisfy(\.isEmpty) }
 
+    /// The IDs of the objects of `type` that were inserted.
     public func inserted<E: Entity>(_ type: E.Type) -> Set<E.ID> {
         Set((entities[E.entityName]?.inserted ?? []).compactMap(E.ID.fromDatabaseValue))
     }
 
+    /// The IDs of the objects of `type` that were updated, each with the attributes (coding keys)
+    /// that changed.
     public func updated<E: Entity>(_ type: E.Type) -> [E.ID: Set<String>] {
         var result: [E.ID: Set<String>] = [:]
         for (key, keys) in entities[E.entityName]?.updated ?? [:] {
@@ -66,6 +75,7 @@ public struct ContextChange: Sendable {
         return result
     }
 
+    /// The IDs of the objects of `type` that were deleted.
     public func deleted<E: Entity>(_ type: E.Type) -> Set<E.ID> {
         Set((entities[E.entityName]?.deleted ?? []).compactMap(E.ID.fromDatabaseValue))
     }

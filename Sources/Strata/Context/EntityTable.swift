@@ -12,7 +12,9 @@ protocol AnyEntityTable: AnyObject {
     func saveEditsState() -> Any
     func restoreEditsState(_ state: Any)
     var conflictingIDs: [DatabaseValue] { get }
-    func pruneDeletions(through sequence: UInt64)
+    /// Whether merged deletions are remembered (while a fetch is in flight).
+    var remembersDeletions: Bool { get set }
+    var rememberedDeletionCount: Int { get }
     func evict(keeping limit: Int, protected: Set<DatabaseValue>) -> Int
     func archiveRows() throws -> [[DatabaseValue]]
     func forget(_ keys: [DatabaseValue]?)
@@ -48,8 +50,14 @@ final class EntityTable<E: Entity>: AnyEntityTable {
     let schema: EntitySchema
     private(set) var records: [E.ID: Record] = [:]
     private(set) var edits: [E.ID: Edit] = [:]
-    /// Deletions merged recently, so that an older fetch result does not bring objects back.
+    /// Deletions merged while a fetch was in flight, so that its older result does not bring
+    /// the objects back. Kept only while ``remembersDeletions`` (the graph turns it off, and
+    /// forgets them all, when its last fetch in flight finishes).
     private var deletions: [E.ID: UInt64] = [:]
+    var remembersDeletions = false {
+        didSet { if !remembersDeletions { deletions.removeAll() } }
+    }
+    var rememberedDeletionCount: Int { deletions.count }
     private var indexes: [InMemoryIndex<E.ID>] = []
     private(set) var indexesEnabled = false
     private var clock: UInt64 = 0
@@ -118,14 +126,7 @@ final class EntityTable<E: Entity>: AnyEntityTable {
 
     /// The rows and IDs matching a query's filter, sorted by its order, without its window.
     func matchingEntries(_ resolved: ResolvedQuery) throws -> [(row: [DatabaseValue], id: E.ID)] {
-        var candidates: [E.ID]
-        if let keys = resolved.filter.requiredKeys {
-            candidates = keys.compactMap(E.ID.fromDatabaseValue)
-        } else if let indexed = try indexedCandidates(resolved.filter) {
-            candidates = Array(indexed) + edits.keys.filter { !indexed.contains($0) }
-        } else {
-            candidates = visibleIDs
-        }
+        let candidates = try candidateIDs(resolved.filter)
         var rows: [[DatabaseValue]] = []
         var ids: [E.ID] = []
         for id in candidates {
@@ -147,6 +148,20 @@ final class EntityTable<E: Entity>: AnyEntityTable {
         // generic sort moving pairs through witness tables cost ~25k instructions per match.
         let order = rows.indices.sorted { resolved.areInIncreasingOrder(rows[$0], rows[$1]) }
         return order.map { (rows[$0], ids[$0]) }
+    }
+
+    /// The objects a filter has to be evaluated on, each once: the keys it pins when they are
+    /// fewer than the objects shown (never more lookups than a scan), else an index's matches,
+    /// else every object shown.
+    func candidateIDs(_ filter: ResolvedFilter) throws -> [E.ID] {
+        if let keys = filter.requiredKeys, keys.count <= records.count + edits.count {
+            var seen = Set<E.ID>(minimumCapacity: keys.count)
+            return keys.compactMap { key in E.ID.fromDatabaseValue(key).flatMap { seen.insert($0).inserted ? $0 : nil } }
+        }
+        if let indexed = try indexedCandidates(filter) {
+            return Array(indexed) + edits.keys.filter { !indexed.contains($0) }
+        }
+        return visibleIDs
     }
 
     private func indexedCandidates(_ filter: ResolvedFilter) throws -> Set<E.ID>? {
@@ -208,11 +223,7 @@ final class EntityTable<E: Entity>: AnyEntityTable {
         if let old = records.removeValue(forKey: id), let row = old.row {
             for index in indexes { index.remove(id, row: row) }
         }
-        deletions[id] = sequence
-    }
-
-    func pruneDeletions(through sequence: UInt64) {
-        deletions = deletions.filter { $0.value > sequence }
+        if remembersDeletions { deletions[id] = sequence }
     }
 
     // MARK: Local edits
@@ -245,10 +256,12 @@ final class EntityTable<E: Entity>: AnyEntityTable {
             edits[id] = nil
             return
         }
-        guard let base = readBase(id) else { return }
+        // An object the context does not hold is deleted blind (base version 0): every change
+        // to it merged before the save is a conflict for the merge policy.
+        let base = readBase(id)
         let existing = edits[id]
-        var edit = Edit(kind: .delete, value: nil, baseVersion: existing?.baseVersion ?? base.version,
-                        base: existing?.base ?? base.value, isConflicted: existing?.isConflicted ?? false)
+        var edit = Edit(kind: .delete, value: nil, baseVersion: existing?.baseVersion ?? base?.version ?? 0,
+                        base: existing?.base ?? base?.value, isConflicted: existing?.isConflicted ?? false)
         if existing == nil { try resolveStaleRead(&edit, id: id, policy: policy) }
         edits[id] = edit.kind == .insert && edit.value == nil ? nil : edit
     }
@@ -299,21 +312,22 @@ final class EntityTable<E: Entity>: AnyEntityTable {
         }
     }
 
+    /// The held objects a bulk operation reaches, each once.
     private func targets(_ target: ChangeSet.BulkTarget) throws -> [E.ID] {
+        let resolved: ResolvedFilter
         switch target {
-        case .ids(let keys): return keys.compactMap(E.ID.fromDatabaseValue).filter { records[$0] != nil }
-        case .filter(let filter):
-            let resolved = try ResolvedFilter(filter, schema: schema)
-            if let keys = resolved.requiredKeys {
-                return keys.compactMap(E.ID.fromDatabaseValue).filter { records[$0] != nil }
+        case .ids(let keys):
+            var seen = Set<E.ID>(minimumCapacity: min(keys.count, records.count))
+            return keys.compactMap { key in
+                E.ID.fromDatabaseValue(key).flatMap { records[$0] != nil && seen.insert($0).inserted ? $0 : nil }
             }
-            var ids: [E.ID] = []
-            let indexed = try indexedCandidates(resolved)
-            for id in indexed.map(Array.init) ?? Array(records.keys) where records[id] != nil {
-                if resolved.matches(try row(id)) { ids.append(id) }
-            }
-            return ids
+        case .filter(let filter): resolved = try ResolvedFilter(filter, schema: schema)
         }
+        var ids: [E.ID] = []
+        for id in try candidateIDs(resolved) where records[id] != nil {
+            if resolved.matches(try row(id)) { ids.append(id) }
+        }
+        return ids
     }
 
     /// Merges a saved copy. `row`, when the caller has it, is `value`'s row: the value is then
@@ -322,8 +336,10 @@ final class EntityTable<E: Entity>: AnyEntityTable {
                             policy: MergePolicy, changes: inout ContextChange.EntityChanges) throws {
         let id = value.id
         let existing = records[id]
-        // Strictly newer copies win; operations of the same change set all apply, in order.
+        // Strictly newer copies win; operations of the same change set all apply, in order. A
+        // copy read before a deletion merged since (catch-up, corrections) stays deleted.
         if let existing, existing.version > sequence { return }
+        if existing == nil, let deleted = deletions[id], deleted > sequence { return }
         guard existing != nil || registersNew || edits[id] != nil else { return }
         if var edit = edits[id], sequence > edit.baseVersion {
             if isOwn {

@@ -73,7 +73,7 @@ extension ResolvedFilter {
         func keys(_ node: Node) -> [DatabaseValue]? {
             switch node {
             case .compare(key, .equal, let value): return [value]
-            case .isIn(key, let values): return values
+            case .isIn(key, let list): return list.values
             case .and(let nodes): return nodes.lazy.compactMap(keys).first
             default: return nil
             }

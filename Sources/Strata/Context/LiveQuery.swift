@@ -5,7 +5,9 @@ import Observation
 /// result into the new one (moves are removal/insertion pairs associated with each other), and
 /// the IDs whose values changed (present before and after).
 public struct LiveQueryDiff<ID: Hashable & Sendable>: Sendable {
+    /// The insertions and removals that turn the previous result into the new one.
     public let difference: CollectionDifference<ID>
+    /// The IDs that were in the result before and after, with changed values.
     public let updated: Set<ID>
     /// The store sequence of the change that caused it.
     public let sequence: UInt64
@@ -23,8 +25,8 @@ protocol LiveQueryUpdating: AnyObject {
 /// ``values`` update by themselves.
 ///
 /// ```swift
-/// let unread = main.observe(Query<Article>(where: Attribute("isRead") == false,
-///                                          sortedBy: [Attribute("published").descending], limit: 50))
+/// let unread = try main.observe(Query<Article>(where: Attribute("isRead") == false,
+///                                              sortedBy: [Attribute("published").descending], limit: 50))
 /// for await diff in unread.diffs() { tableView.apply(diff.difference) }
 /// ```
 /// Maintenance is incremental — no SQL when the entity is resident. For other entities the
@@ -38,6 +40,7 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
     /// The IDs of ``values``.
     public private(set) var ids: [E.ID] = []
 
+    /// The query this result follows.
     public let query: Query<E>
     @ObservationIgnored private let resolved: ResolvedQuery
     @ObservationIgnored private weak var context: MainContext?

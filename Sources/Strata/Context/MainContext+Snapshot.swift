@@ -19,13 +19,17 @@ extension MainContext {
     /// the process, leaving the file system as a crash at that moment would).
     @_spi(Testing)
     public func writeSnapshot(to path: String, stopAfter step: SnapshotWriteStep?) async throws -> SnapshotSummary {
-        mergePending()
-        // Never archive what a failed change set left: let the corrections finish first.
-        while let correction = corrections.values.first {
-            await correction.value
+        // Never archive what a failed change set left: let the corrections finish first. What
+        // is resolved is read before merging, so every failure up to `committedThrough` has its
+        // correction under way (failures are announced under the lock that advances it); later
+        // ones are checked after the wait below.
+        var committedThrough: UInt64, committedGeneration: Int64
+        while true {
+            (committedThrough, committedGeneration) = store.pipeline.withLock { ($0.resolvedThrough, $0.committedGeneration) }
             mergePending()
+            guard let correction = corrections.values.first else { break }
+            await correction.value
         }
-        let (committedThrough, committedGeneration) = store.pipeline.withLock { ($0.resolvedThrough, $0.committedGeneration) }
         let sequence = graph.appliedSequence
         var sections: [SnapshotArchive.Section] = []
         for table in graph.tables.values.sorted(by: { $0.schema.name < $1.schema.name }) where table.registeredCount > 0 {
@@ -33,17 +37,19 @@ extension MainContext {
         }
         // Wait until everything the captured state reflects is committed.
         try await store.waitUntilResolved(through: sequence)
-        let (resolved, generationNow, lastFailed) = store.pipeline.withLock {
-            ($0.resolvedThrough, $0.committedGeneration, $0.lastFailedSequence)
+        let (resolved, generationNow, failedInside, outsideFloor) = store.pipeline.withLock {
+            ($0.resolvedThrough, $0.committedGeneration, $0.failure(after: committedThrough, through: sequence),
+             $0.outsideWriteFloor)
         }
-        if lastFailed > committedThrough && lastFailed <= sequence {
-            throw StrataError(.invalidSnapshot, "change set \(lastFailed), which the main context reflects, failed to "
-                              + "commit; no snapshot was written", path: path)
+        if let failed = failedInside {
+            throw StrataError(.invalidSnapshot, "\(failed), which the main context reflects, failed to commit; "
+                              + "no snapshot was written", path: path)
         }
         // The generation must not claim changes the archive lacks: when commits went past the
-        // captured state, fall back to the last commit known to be inside it (catch-up re-reads
-        // the difference on the next launch).
-        let generation = resolved == sequence ? generationNow : committedGeneration
+        // captured state, fall back to the last commit known to be inside it; when someone else
+        // wrote the file since the store opened, to the generation before that write (the main
+        // context never merged it). Catch-up re-reads the difference on the next launch.
+        let generation = min(resolved == sequence ? generationNow : committedGeneration, outsideFloor ?? .max)
         let store = self.store
         return try await Task.detached(priority: .utility) {
             let start = ContinuousClock.now
@@ -53,7 +59,7 @@ extension MainContext {
             let header = try (written.header + written.chunks.reduce(Data(), +)).withUnsafeBytes { bytes throws(SnapshotRejection) in
                 try SnapshotHeader.decode(bytes)
             }
-            store.logger.info("snapshot written", metadata: [
+            store.logger.debug("snapshot written", metadata: [
                 "path": "\(path)", "objects": "\(header.objectCount)", "bytes": "\(header.fileSize)",
                 "generation": "\(generation)"])
             return SnapshotSummary(path: path, header: header, duration: ContinuousClock.now - start)
@@ -143,6 +149,8 @@ extension MainContext {
         let table = try graph.table(E.self)
         let keys = keys ?? table.heldKeys
         let ids = keys.compactMap(E.ID.fromDatabaseValue)
+        graph.beginFetch()
+        defer { graph.endFetch() }
         let (values, sequence) = try await store.fetchSnapshot(Query<E>(where: Attribute(table.schema.primaryKey.name).in(ids)))
         mergePending()
         let found = Set(values.map(\.id))

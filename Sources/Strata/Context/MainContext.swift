@@ -32,10 +32,17 @@ public final class MainContext {
     private var observers: [UUID: @MainActor (ContextChange) -> Void] = [:]
     private var streams: [UUID: AsyncStream<ContextChange>.Continuation] = [:]
     var liveQueries: [UUID: any LiveQueryUpdating] = [:]
-    private var inFlightFetches = 0
     /// Re-reads after failed change sets that have not finished yet.
     var corrections: [UUID: Task<Void, Never>] = [:]
     private var observerID: UUID?
+
+    /// Called after each main-actor job in which the context merged what the store accepted (a
+    /// worker's save, a bulk update, a failure's correction), with how long Strata held the main
+    /// actor for it — the app's own ``onChange(_:)`` handlers excluded. For monitoring against a
+    /// frame's budget; nil (the default) measures nothing.
+    public var onMainActorWork: (@MainActor (MainActorWork) -> Void)?
+    /// Time spent in the app's change handlers during the current merge job.
+    private var observerTime = Duration.zero
 
     /// How many saved copies of non-resident entities the context keeps before evicting the least
     /// recently used ones that no live query shows and that have no unsaved edits.
@@ -90,6 +97,15 @@ public final class MainContext {
             defer { box.items.removeAll() }
             return box.items
         }
+        guard !items.isEmpty else {
+            evictIfNeeded()
+            return
+        }
+        let start = ContinuousClock.now
+        observerTime = .zero
+        defer {
+            onMainActorWork?(MainActorWork(changeSets: items.count, duration: ContinuousClock.now - start - observerTime))
+        }
         for item in items {
             guard case .accepted(let sequence, let changes) = item else {
                 if case .failed(_, let changes) = item { reloadAfterFailure(changes) }
@@ -108,6 +124,8 @@ public final class MainContext {
 
     func publish(_ change: ContextChange) {
         for query in liveQueries.values { query.apply(change, in: self) }
+        let start = ContinuousClock.now
+        defer { observerTime += ContinuousClock.now - start }
         for observer in observers.values { observer(change) }
         for stream in streams.values { stream.yield(change) }
     }
@@ -148,8 +166,8 @@ public final class MainContext {
 
     /// Fetches from the root and registers the results; returns the table and the fetched values.
     private func fetchAndRegister<E: Entity>(_ query: Query<E>) async throws -> (EntityTable<E>, [E]) {
-        inFlightFetches += 1
-        defer { fetchFinished() }
+        graph.beginFetch()
+        defer { graph.endFetch() }
         let (values, sequence) = try await store.fetchSnapshot(query)
         mergePending()
         let table = try graph.table(E.self)
@@ -181,13 +199,6 @@ public final class MainContext {
         _ = try await fetchAndRegister(Query<E>())
     }
 
-    private func fetchFinished() {
-        inFlightFetches -= 1
-        if inFlightFetches == 0 {
-            for table in graph.tables.values { table.pruneDeletions(through: graph.mergedSequence) }
-        }
-    }
-
     // MARK: Editing
 
     /// Inserts an object; saved by ``save()``.
@@ -197,7 +208,14 @@ public final class MainContext {
     /// - Throws: `.objectNotFound` when the context does not hold the object.
     public func update<E: Entity>(_ object: E) throws { try graph.table(E.self).update(object, policy: graph.policy) }
 
-    /// Deletes an object; saved by ``save()``.
+    /// Deletes an object by ID, whether or not the context holds it; saved by ``save()``.
+    ///
+    /// The object disappears from the context's reads at once, and ``hasChanges`` becomes true.
+    /// An ID the store does not have either is deleted all the same: nothing fails, nothing
+    /// changes (the object is absent, as asked; an ``update(_:)`` of a missing object fails
+    /// instead, because its values would be lost). A deletion of an object the context does not
+    /// hold is based on nothing: any change to that object merged before the save is a conflict,
+    /// resolved by ``mergePolicy``.
     public func delete<E: Entity>(_ type: E.Type, id: E.ID) throws { try graph.table(type).delete(id, policy: graph.policy) }
 
     /// Whether there are unsaved edits.
@@ -283,11 +301,20 @@ public final class MainContext {
     }
 }
 
+/// One main-actor job of a ``MainContext``, as reported to ``MainContext/onMainActorWork``.
+public struct MainActorWork: Sendable, Hashable {
+    /// How many accepted change sets (or failure notices) the job merged.
+    public let changeSets: Int
+    /// How long the job held the main actor, the app's change handlers excluded.
+    public let duration: Duration
+}
+
 /// A registration made by ``MainContext/onChange(_:)``; ``cancel()`` ends it.
 @MainActor
 public final class ChangeObservation {
     private var cancellation: (@MainActor () -> Void)?
     init(_ cancellation: @escaping @MainActor () -> Void) { self.cancellation = cancellation }
+    /// Ends the observation: the handler is not called again. Calling it twice is harmless.
     public func cancel() {
         cancellation?()
         cancellation = nil

@@ -19,6 +19,9 @@ final class ObjectGraph {
     private(set) var mergedSequence: UInt64
     /// The newest store sequence reflected by the saved copies: merges and this context's own saves.
     private(set) var appliedSequence: UInt64 = 0
+    /// Reads from the store in flight (their results are registered later, as of an older
+    /// sequence): while any is, tables remember merged deletions.
+    private var fetchesInFlight = 0
 
     init(registry: SchemaRegistry, identity: ContextIdentity, policy: MergePolicy, registersNew: Bool,
          keepsIndexes: Bool, startingAt sequence: UInt64) {
@@ -39,6 +42,7 @@ final class ObjectGraph {
         }
         let table = EntityTable<E>(schema: try registry.schema(for: E.self))
         if keepsIndexes { try table.enableIndexes() }
+        table.remembersDeletions = fetchesInFlight > 0
         tables[E.entityName] = table
         return table
     }
@@ -49,6 +53,25 @@ final class ObjectGraph {
     }
 
     var hasChanges: Bool { tables.values.contains { $0.hasEdits } }
+
+    // MARK: Fetches in flight
+
+    /// A read from the store starts whose result will be registered as of the sequence it was
+    /// read at: until every such read has ended (``endFetch()``), deletions merged meanwhile are
+    /// remembered so that the result cannot revive them; then they are forgotten, so memory
+    /// stays bounded in a long-lived context.
+    func beginFetch() {
+        fetchesInFlight += 1
+        if fetchesInFlight == 1 { for table in tables.values { table.remembersDeletions = true } }
+    }
+
+    func endFetch() {
+        fetchesInFlight -= 1
+        if fetchesInFlight == 0 { for table in tables.values { table.remembersDeletions = false } }
+    }
+
+    /// The deletions tables remember (for tests of the bound).
+    var rememberedDeletionCount: Int { tables.values.reduce(0) { $0 + $1.rememberedDeletionCount } }
 
     // MARK: Merging
 

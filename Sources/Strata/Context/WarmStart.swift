@@ -10,6 +10,7 @@ public enum SnapshotOutcome: Sendable, Hashable, CustomStringConvertible {
     /// The archive was not used; the main context was loaded from SQLite.
     case coldStart(SnapshotRejection)
 
+    /// A short description of the outcome, as logged: "used", "caught up (3 changes)", "cold start (…)".
     public var description: String {
         switch self {
         case .used: return "used"
@@ -18,6 +19,7 @@ public enum SnapshotOutcome: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Whether the main context was filled from the archive (``used`` or ``caughtUp(changes:)``).
     public var usedSnapshot: Bool {
         if case .coldStart = self { return false }
         return true
@@ -27,8 +29,12 @@ public enum SnapshotOutcome: Sendable, Hashable, CustomStringConvertible {
 /// The result of ``Store/openWarm(at:snapshot:entities:migrations:configuration:)``.
 @MainActor
 public struct WarmStart {
+    /// The opened store.
     public let store: Store
+    /// The store's main context, holding its data (from the archive, or from SQLite after a cold start).
+    /// Keep a reference to it: the store does not.
     public let mainContext: MainContext
+    /// Whether the archive was used, caught up, or refused (and why).
     public let outcome: SnapshotOutcome
     /// From the call to the moment the main context held its data.
     public let timeToData: Duration
@@ -88,7 +94,7 @@ extension Store {
         }
         if case .coldStart = outcome { try await main.loadResidentEntities() }
         let elapsed = ContinuousClock.now - start
-        store.logger.info("warm start", metadata: ["outcome": "\(outcome)", "snapshot": "\(snapshotPath)",
+        store.logger.debug("warm start", metadata: ["outcome": "\(outcome)", "snapshot": "\(snapshotPath)",
                                                    "elapsed": "\(elapsed)"])
         return WarmStart(store: store, mainContext: main, outcome: outcome, timeToData: elapsed)
     }
@@ -114,6 +120,8 @@ extension MainContext {
         guard !changed.isEmpty || !deleted.isEmpty else { return }
         let table = try graph.table(E.self)
         let keys = changed.compactMap(E.ID.fromDatabaseValue).filter { E.isResident || table.visible($0) != nil }
+        graph.beginFetch()
+        defer { graph.endFetch() }
         var values: [E] = []
         var sequence = graph.mergedSequence
         for chunk in stride(from: 0, to: keys.count, by: 10_000).map({ Array(keys[$0..<min(keys.count, $0 + 10_000)]) }) {

@@ -20,7 +20,9 @@ import Foundation
 /// `perform` on the same worker cannot be awaited inside it — the compiler rejects it — and
 /// everything the closure calls on the worker runs inline.
 public actor WorkerContext {
+    /// The name given at creation: the origin of its saves in ``ContextChange``.
     public nonisolated let name: String
+    /// The store this worker belongs to.
     public nonisolated let store: Store
     private let graph: ObjectGraph
     private let mailbox = Locked<[StoreEvent]>([])
@@ -81,6 +83,8 @@ public actor WorkerContext {
     /// them (unsaved edits win). Cancelling the calling task stops it (`CancellationError`)
     /// before anything is registered.
     public func fetch<E: Entity>(_ query: Query<E>) async throws -> [E] {
+        graph.beginFetch()
+        defer { graph.endFetch() }
         while true {
             let (values, sequence) = try await store.fetchSnapshot(query)
             // Merges skip objects a worker does not hold. If something newer than the snapshot
@@ -114,6 +118,8 @@ public actor WorkerContext {
 
     // MARK: Editing
 
+    /// Inserts a new object; saved by ``save()``.
+    /// - Throws: ``StrataError/Code/unknownEntity`` for a type the store does not know.
     public func insert<E: Entity>(_ object: E) throws {
         absorb()
         try graph.table(E.self).insert(object, policy: graph.policy)
@@ -125,11 +131,20 @@ public actor WorkerContext {
         try graph.table(E.self).update(object, policy: graph.policy)
     }
 
+    /// Deletes an object by ID, whether or not the worker holds it (a sync applying a server's
+    /// deletions need not fetch first); saved by ``save()``.
+    ///
+    /// An ID the store does not have either is deleted all the same: nothing fails, nothing
+    /// changes (the object is absent, as asked; an ``update(_:)`` of a missing object fails
+    /// instead, because its values would be lost). A deletion of an object the worker does not
+    /// hold is based on nothing: any change to that object merged before the save is a conflict,
+    /// resolved by ``mergePolicy``.
     public func delete<E: Entity>(_ type: E.Type, id: E.ID) throws {
         absorb()
         try graph.table(type).delete(id, policy: graph.policy)
     }
 
+    /// Whether there are unsaved edits.
     public var hasChanges: Bool { graph.hasChanges }
 
     /// Pushes the unsaved edits to the root as one change set and returns at once (no disk wait).
@@ -154,6 +169,9 @@ public actor WorkerContext {
         absorb()
         return try graph.atomically(body)
     }
+
+    /// How many merged deletions the worker remembers for fetches in flight (for tests).
+    var rememberedDeletionCount: Int { graph.rememberedDeletionCount }
 
     /// The IDs of unsaved edits that conflict with changes saved elsewhere (``MergePolicy/reportConflict``).
     public var conflictingIDs: [DatabaseValue] { graph.tables.values.flatMap(\.conflictingIDs) }

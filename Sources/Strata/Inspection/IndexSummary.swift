@@ -10,10 +10,14 @@ public struct IndexSummary: Sendable, Hashable {
         case primaryKey
     }
 
+    /// The index's name in the database.
     public let name: String
+    /// The table it indexes.
     public let table: String
     /// The indexed columns, in index order.
     public let columns: [String]
+    /// Whether two rows may not share the indexed values.
     public let isUnique: Bool
+    /// Why the index exists.
     public let origin: Origin
 }

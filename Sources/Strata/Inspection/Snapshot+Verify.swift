@@ -9,10 +9,7 @@ extension Snapshot {
     /// - Returns: the header.
     /// - Throws: the ``SnapshotRejection`` the first problem found would cause at a warm start.
     public static func verify(at path: String, schemas: [EntitySchema]? = nil) throws(SnapshotRejection) -> SnapshotHeader {
-        guard let data = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else {
-            throw SnapshotRejection.missing
-        }
-        return try data.withUnsafeBytes { bytes in Result { () throws(SnapshotRejection) -> SnapshotHeader in
+        return try map(path).withUnsafeBytes { bytes in Result { () throws(SnapshotRejection) -> SnapshotHeader in
             let header = try SnapshotHeader.decode(bytes)
             var widths: [String: Int]?
             if let schemas {

@@ -15,10 +15,11 @@ public enum SnapshotValidity: Sendable, Hashable, CustomStringConvertible {
         return true
     }
 
+    /// The verdict as a sentence, as `strata snapshot info` prints it.
     public var description: String {
         switch self {
         case .current: return "valid: it would be used as is"
-        case .behind(let changes): return "valid: it would be used and caught up (\(changes) changes)"
+        case .behind(let changes): return "valid: it would be used and caught up (\(changes) change\(changes == 1 ? "" : "s"))"
         case .invalid(let rejection): return "not valid: \(rejection)"
         }
     }

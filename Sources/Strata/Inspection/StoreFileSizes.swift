@@ -4,6 +4,7 @@ public struct StoreFileSizes: Sendable, Hashable {
     public let database: Int64
     /// The `-wal` file, in bytes; nil when there is none.
     public let wal: Int64?
+    /// SQLite's page size, in bytes.
     public let pageSize: Int
     /// Pages in the database as a reader sees it (the WAL's included).
     public let pageCount: Int

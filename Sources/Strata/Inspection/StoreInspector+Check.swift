@@ -9,24 +9,48 @@ extension StoreInspector {
     /// the log's row IDs, so they increase strictly by construction), nothing at or below the
     /// floor remains, every entry names a recorded entity and a known operation, and an empty log
     /// has no floor (or the next change would reuse an old generation).
-    /// - Throws: `.cannotOpen` when `snapshot` names no file; SQLite errors reading the store.
+    ///
+    /// A part of the file SQLite reports damaged (`SQLITE_CORRUPT`) fails the check that read it,
+    /// with SQLite's message, and the other checks still run. (A file too damaged to open as a
+    /// store is checked by ``checkDamagedFile(at:snapshot:openError:)``.)
+    /// - Throws: `.cannotOpen` when `snapshot` names no file; other SQLite errors reading the store.
     public func check(snapshot: String? = nil) throws -> CheckReport {
         var items = [
-            CheckReport.Item(name: "integrity", detail: "PRAGMA integrity_check: ok", problems: try connection.integrityProblems()),
-            CheckReport.Item(name: "foreign keys", detail: "PRAGMA foreign_key_check: ok",
-                             problems: try connection.foreignKeyProblems()),
-            try changeLogContinuity(),
-            try entityTables(),
+            try checking(CheckReport.Item.integrity) {
+                CheckReport.Item(name: CheckReport.Item.integrity, detail: "PRAGMA integrity_check: ok",
+                                 problems: try connection.integrityProblems())
+            },
+            try checking(CheckReport.Item.foreignKeys) {
+                CheckReport.Item(name: CheckReport.Item.foreignKeys, detail: "PRAGMA foreign_key_check: ok",
+                                 problems: try connection.foreignKeyProblems())
+            },
+            try checking(CheckReport.Item.changeLog, changeLogContinuity),
+            try checking(CheckReport.Item.entityTables, entityTables),
         ]
         if let snapshot {
-            guard FileManager.default.fileExists(atPath: snapshot) else {
-                throw StrataError(.cannotOpen, "no such snapshot file", path: snapshot)
-            }
-            let validity = try snapshotValidity(at: snapshot)
-            items.append(CheckReport.Item(name: "snapshot", detail: validity.description,
-                                          problems: validity.isValid ? [] : [validity.description]))
+            try Self.requireSnapshotFile(snapshot)
+            items.append(try checking(CheckReport.Item.snapshot) {
+                let validity = try snapshotValidity(at: snapshot)
+                return CheckReport.Item(name: CheckReport.Item.snapshot, detail: validity.description,
+                                        problems: validity.isValid ? [] : [validity.description])
+            })
         }
         return CheckReport(items: items)
+    }
+
+    /// Runs one check; a damaged part of the file fails it rather than ending the whole check.
+    private func checking(_ name: String, _ body: () throws -> CheckReport.Item) throws -> CheckReport.Item {
+        do {
+            return try body()
+        } catch let error as StrataError where error.code == .corrupt {
+            return CheckReport.Item(name: name, detail: "", problems: ["cannot be checked: \(error.message)"])
+        }
+    }
+
+    static func requireSnapshotFile(_ snapshot: String) throws {
+        guard FileManager.default.fileExists(atPath: snapshot) else {
+            throw StrataError(.cannotOpen, "no such snapshot file", path: snapshot)
+        }
     }
 
     private func count(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> Int64 {
@@ -68,11 +92,12 @@ extension StoreInspector {
         }
         let detail: String
         if let oldest = range.oldest, let newest = range.newest {
-            detail = "generations \(oldest)…\(newest) continuous (\(range.entries) entries, floor \(range.floor))"
+            detail = "generations \(oldest)…\(newest) continuous (\(range.entries) \(range.entries == 1 ? "entry" : "entries"), "
+                + "floor \(range.floor))"
         } else {
             detail = "empty (floor \(range.floor))"
         }
-        return CheckReport.Item(name: "change log", detail: detail, problems: problems)
+        return CheckReport.Item(name: CheckReport.Item.changeLog, detail: detail, problems: problems)
     }
 
     func entityTables() throws -> CheckReport.Item {
@@ -102,7 +127,8 @@ extension StoreInspector {
                 }
             }
         }
-        return CheckReport.Item(name: "entity tables", detail: "\(entities.count) entities match their recorded schemas",
-                                problems: problems)
+        let detail = entities.count == 1 ? "1 entity matches its recorded schema"
+            : "\(entities.count) entities match their recorded schemas"
+        return CheckReport.Item(name: CheckReport.Item.entityTables, detail: detail, problems: problems)
     }
 }

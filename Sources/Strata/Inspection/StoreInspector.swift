@@ -17,7 +17,9 @@ import Foundation
 /// ```
 ///
 /// Like any SQLite reader of a WAL-mode file, opening may create the empty `-wal` and `-shm`
-/// companions when they do not exist; the database file itself is never written.
+/// companions when they do not exist; the database file itself is never written. In a directory
+/// the process cannot write, where they cannot be created, the file is read as it is on disk
+/// (``isReadAsImmutable``): see ``unreadWALBytes`` for what that leaves out.
 ///
 /// A store whose bookkeeping this build cannot read is refused with ``StrataError/Code/newerSchema``:
 /// one that records a bookkeeping `format` in `strata_meta` above ``readableFormat``, or whose
@@ -41,6 +43,10 @@ public final class StoreInspector {
     public let createdAt: Date?
     /// Every recorded entity's schema, sorted by name.
     public let entities: [EntitySchema]
+    /// Whether the database file is read alone, without its `-wal`: the store's directory is not
+    /// writable and SQLite could not open the file for shared reading (SQLite 3.40 needs a `-wal`
+    /// and a `-shm` that exist, or that it can create), so it was opened immutable (`immutable=1`).
+    public let isReadAsImmutable: Bool
 
     let connection: Connection
     /// The compact codes the change log uses for entities (`strata_entities` row IDs).
@@ -58,9 +64,7 @@ public final class StoreInspector {
         guard !isDirectory.boolValue else {
             throw StrataError(.cannotOpen, "is a directory, not a store file", path: path)
         }
-        var options = Connection.Options()
-        options.readOnly = true
-        let connection = try Connection(path: path, options: options)
+        let (connection, isImmutable) = try Self.openReadOnly(path)
         let database = Database(connection: connection)
         for table in [SchemaMigrator.metaTable, SchemaMigrator.entitiesTable, ChangeLog.table] {
             guard try database.tableExists(table) else {
@@ -89,6 +93,7 @@ public final class StoreInspector {
         }
         self.path = path
         self.connection = connection
+        self.isReadAsImmutable = isImmutable
         self.storeID = storeID
         self.format = format
         self.schemaVersion = Int.fromDatabaseValue(meta["schema_version"] ?? .null) ?? 0

@@ -4,10 +4,12 @@ public struct VacuumReport: Sendable, Hashable {
     public let bytesBefore: Int64
     /// The database file plus its WAL after, in bytes.
     public let bytesAfter: Int64
-    /// Frames the first checkpoint copied from the WAL into the database file.
+    /// WAL frames copied into the database file before the rebuild (`PASSIVE` checkpoint): what
+    /// an app that did not close cleanly left in the WAL; 0 after a clean close.
     public let checkpointedFrames: Int
-    /// Pages before (the WAL's included) and on the freelist before.
+    /// Pages before (the WAL's included).
     public let pagesBefore: Int
+    /// Pages on the freelist before.
     public let freePagesBefore: Int
     /// Pages after.
     public let pagesAfter: Int

@@ -13,10 +13,12 @@ extension Array: RowSource where Element == DatabaseValue {
 
 /// Decodes entities from rows whose columns are in schema order.
 ///
-/// Flat attributes are read straight from the source; a value that does not fit (wrong type,
-/// NULL in a non-optional, out of range) is a ``StrataError`` naming the entity, attribute and
-/// object ID — never a trap. Confined to the thread using it.
-final class RowDecoder<Source: RowSource>: Decoder {
+/// The entity's row codec (``Entity/init(row:)``) reads the row through a ``RowReader``; its
+/// default comes back here and goes through `Decodable`. Flat attributes are read straight from
+/// the source; a value that does not fit (wrong type, NULL in a non-optional, out of range) is a
+/// ``StrataError`` naming the entity, attribute and object ID — never a trap. Confined to the
+/// thread using it.
+final class RowDecoder<Source: RowSource>: Decoder, RowReaderSource {
     let schema: EntitySchema
     private var cursor: AttributeCursor
     private var source: Source?
@@ -34,8 +36,14 @@ final class RowDecoder<Source: RowSource>: Decoder {
         self.source = source
         cursor.reset()
         defer { self.source = nil }
+        var reader = RowReader(source: self)
         do {
-            return try E(from: self)
+            let entity = try E(row: &reader)
+            guard reader.position == schema.attributes.count else {
+                throw StrataError(.unsupportedAttribute, "\(schema.name).init(row:) read \(reader.position) of the schema's "
+                                  + "\(schema.attributes.count) attributes: \(schema.attributes.map(\.name).joined(separator: ", "))")
+            }
+            return entity
         } catch let error as StrataError {
             throw error.with(entity: schema.name, objectID: objectID)
         } catch {
@@ -52,6 +60,35 @@ final class RowDecoder<Source: RowSource>: Decoder {
         case let other: return other.description
         }
     }
+
+    // MARK: RowReaderSource
+
+    var attributeCount: Int { schema.attributes.count }
+
+    func value(at position: Int) -> DatabaseValue { source!.value(at: position) }
+
+    func mismatch(_ value: DatabaseValue, at position: Int, expected: String) -> StrataError {
+        mismatch(value, position, expected: expected)
+    }
+
+    func readPastEnd() -> StrataError {
+        StrataError(.unsupportedAttribute, "\(schema.name).init(row:) read more than the schema's "
+                    + "\(schema.attributes.count) attributes", entity: schema.name)
+    }
+
+    func decodeJSON<T: Decodable>(_ type: T.Type, from value: DatabaseValue, at position: Int) throws -> T {
+        guard case .text(let text) = value else { throw mismatch(value, position, expected: "JSON text") }
+        do {
+            return try json.decode(T.self, from: Data(text.utf8))
+        } catch {
+            throw StrataError(.typeMismatch, "\(schema.name).\(schema.attributes[position].name) holds JSON that does not "
+                              + "decode as \(T.self)", entity: schema.name, attribute: schema.attributes[position].column)
+        }
+    }
+
+    func decodeWithCodable<E: Entity>(_ type: E.Type) throws -> E { try E(from: self) }
+
+    // MARK: Decoder
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         KeyedDecodingContainer(RowKeyedDecodingContainer<Key, Source>(decoder: self))
@@ -127,15 +164,7 @@ final class RowDecoder<Source: RowSource>: Decoder {
 
     func decodeValue<T: Decodable>(_ type: T.Type, key: String) throws -> T {
         let (value, position) = try value(key)
-        if schema.attributes[position].type == .json {
-            guard case .text(let text) = value else { throw mismatch(value, position, expected: "JSON text") }
-            do {
-                return try json.decode(T.self, from: Data(text.utf8))
-            } catch {
-                throw StrataError(.typeMismatch, "\(schema.name).\(key) holds JSON that does not decode as \(T.self)",
-                                  entity: schema.name, attribute: schema.attributes[position].column)
-            }
-        }
+        if schema.attributes[position].type == .json { return try decodeJSON(T.self, from: value, at: position) }
         if let convertible = T.self as? any DatabaseValueConvertible.Type {
             if let result = Self.read(convertible, from: value) as? T { return result }
             throw mismatch(value, position, expected: "\(T.self)")

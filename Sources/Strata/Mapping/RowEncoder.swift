@@ -2,10 +2,11 @@ import Foundation
 
 /// Encodes an entity into a row: one ``DatabaseValue`` per attribute, in schema order.
 ///
-/// Flat attributes go straight into the row through the `Encoder` protocol; only attributes of
-/// type ``AttributeType/json`` are serialized with `JSONEncoder`. One encoder is reused for many
-/// rows of one entity and is confined to the thread using it.
-final class RowEncoder: Encoder {
+/// The entity's row codec (``Entity/encode(row:)``) writes the row; its default comes back here
+/// and goes through `Encodable`: flat attributes go straight into the row through the `Encoder`
+/// protocol; only attributes of type ``AttributeType/json`` are serialized with `JSONEncoder`.
+/// One encoder is reused for many rows of one entity and is confined to the thread using it.
+final class RowEncoder: Encoder, RowWriterSink {
     let schema: EntitySchema
     private var cursor: AttributeCursor
     fileprivate var values: [DatabaseValue]
@@ -16,6 +17,7 @@ final class RowEncoder: Encoder {
         return encoder
     }()
 
+    var attributeCount: Int { schema.attributes.count }
     var codingPath: [CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
@@ -25,8 +27,24 @@ final class RowEncoder: Encoder {
         self.values = Array(repeating: .null, count: schema.attributes.count)
     }
 
-    /// The row for `entity`. Attributes it does not encode (nil optionals) are NULL.
-    func encode(_ entity: some Entity) throws -> [DatabaseValue] {
+    /// The row for `entity`, written by its row codec.
+    func encode<E: Entity>(_ entity: E) throws -> [DatabaseValue] {
+        var writer = RowWriter(sink: self)
+        do {
+            try entity.encode(row: &writer)
+        } catch let error as StrataError {
+            throw error.with(entity: schema.name, objectID: "\(entity.id)")
+        }
+        guard writer.values.count == schema.attributes.count else {
+            throw StrataError(.unsupportedAttribute, "\(schema.name).encode(row:) wrote \(writer.values.count) values; "
+                              + "the schema has \(schema.attributes.count): \(schema.attributes.map(\.name).joined(separator: ", "))",
+                              entity: schema.name, objectID: "\(entity.id)")
+        }
+        return writer.values
+    }
+
+    /// The row for `entity` through `Encodable`. Attributes it does not encode (nil optionals) are NULL.
+    func encodeWithCodable(_ entity: some Entity) throws -> [DatabaseValue] {
         for index in values.indices { values[index] = .null }
         cursor.reset()
         failure = nil
@@ -88,6 +106,44 @@ final class RowEncoder: Encoder {
             return try Self.checked(convertible.databaseValue, value: convertible, key: key)
         }
         throw StrataError(.unsupportedAttribute, "cannot store a value of type \(T.self)", attribute: key)
+    }
+
+    // MARK: Checks for row codecs
+
+    /// Checks that `value`, written by a row codec at `position`, is what the attribute there
+    /// stores: its storage class, NULL only when optional, no NaN.
+    func check(_ value: DatabaseValue, at position: Int) throws {
+        guard position < schema.attributes.count else {
+            throw StrataError(.unsupportedAttribute, "\(schema.name).encode(row:) wrote more than the schema's "
+                              + "\(schema.attributes.count) attributes", entity: schema.name)
+        }
+        let attribute = schema.attributes[position]
+        let fits: Bool
+        switch (attribute.type.sqlType, value) {
+        case (_, .null): fits = attribute.isOptional
+        case ("INTEGER", .integer), ("TEXT", .text), ("BLOB", .blob): fits = true
+        case ("REAL", .real(let real)): fits = !real.isNaN
+        default: fits = false
+        }
+        guard fits else {
+            let what = value.isNull ? "NULL, but it is not optional"
+                : "\(value), which does not fit its \(attribute.type) storage (\(attribute.type.sqlType))"
+            throw StrataError(.typeMismatch, "\(schema.name).encode(row:) wrote \(attribute.name) (attribute \(position + 1) "
+                              + "of \(schema.attributes.count)) as \(what); write the attributes in schema order: "
+                              + schema.attributes.map(\.name).joined(separator: ", "),
+                              entity: schema.name, attribute: attribute.name)
+        }
+    }
+
+    /// `value` as the JSON text an attribute at `position` stores.
+    func jsonText<T: Encodable>(_ value: T, at position: Int) throws -> DatabaseValue {
+        let key = position < schema.attributes.count ? schema.attributes[position].name : "#\(position + 1)"
+        do {
+            return .text(String(decoding: try json.encode(value), as: UTF8.self))
+        } catch {
+            throw StrataError(.invalidValue, "\(schema.name).\(key) cannot be encoded as JSON: \(error)",
+                              entity: schema.name, attribute: key)
+        }
     }
 
     static func checked(_ stored: DatabaseValue, value: Any, key: String) throws -> DatabaseValue {

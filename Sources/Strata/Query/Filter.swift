@@ -26,7 +26,18 @@ public struct Filter: Sendable, Hashable, CustomStringConvertible {
 
     /// The comparison operators.
     public enum Comparison: String, Sendable, Hashable {
-        case equal = "=", notEqual = "<>", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
+        /// `=`
+        case equal = "="
+        /// `<>`
+        case notEqual = "<>"
+        /// `<`
+        case less = "<"
+        /// `<=`
+        case lessOrEqual = "<="
+        /// `>`
+        case greater = ">"
+        /// `>=`
+        case greaterOrEqual = ">="
     }
 
     let node: Node
@@ -42,8 +53,11 @@ public struct Filter: Sendable, Hashable, CustomStringConvertible {
     /// occur; a word ending in `*` matches as a prefix. Case and Latin diacritics are ignored.
     public static func matches(_ text: String) -> Filter { Filter(.matches(text)) }
 
+    /// Both filters: SQL's `AND`.
     public static func && (lhs: Filter, rhs: Filter) -> Filter { Filter(.and([lhs.node, rhs.node])) }
+    /// Either filter: SQL's `OR`.
     public static func || (lhs: Filter, rhs: Filter) -> Filter { Filter(.or([lhs.node, rhs.node])) }
+    /// The negation: SQL's `NOT`. Like SQL, `!(attribute == value)` does not match a NULL attribute.
     public static prefix func ! (filter: Filter) -> Filter { Filter(.not(filter.node)) }
 
     /// All of `filters` (true when empty).
@@ -51,6 +65,7 @@ public struct Filter: Sendable, Hashable, CustomStringConvertible {
     /// Any of `filters` (false when empty).
     public static func any(_ filters: [Filter]) -> Filter { Filter(.or(filters.map(\.node))) }
 
+    /// The filter in a SQL-like notation, for logs: `(feedID = 7 AND isRead = 0)`.
     public var description: String { Self.describe(node) }
 
     private static func describe(_ node: Node) -> String {
@@ -71,9 +86,12 @@ public struct Filter: Sendable, Hashable, CustomStringConvertible {
 
 /// A reference to an attribute by its coding key, for building ``Filter``s and sort keys.
 public struct Attribute: Sendable, Hashable, ExpressibleByStringLiteral {
+    /// The attribute's coding key.
     public let name: String
 
+    /// An attribute by its coding key.
     public init(_ name: String) { self.name = name }
+    /// An attribute by its coding key, written as a string literal.
     public init(stringLiteral name: String) { self.name = name }
 
     /// `attribute IS NULL`.
@@ -106,17 +124,24 @@ public struct Attribute: Sendable, Hashable, ExpressibleByStringLiteral {
     public static func == (lhs: Attribute, rhs: some DatabaseValueConvertible) -> Filter { lhs.compare(.equal, rhs) }
     /// Inequality; comparing with `nil` means `IS NOT NULL`. Like SQL, a NULL attribute matches neither.
     public static func != (lhs: Attribute, rhs: some DatabaseValueConvertible) -> Filter { lhs.compare(.notEqual, rhs) }
+    /// Less than, in SQLite's order. Like SQL, a NULL attribute matches no ordering comparison.
     public static func < (lhs: Attribute, rhs: some DatabaseValueConvertible) -> Filter { lhs.compare(.less, rhs) }
+    /// Less than or equal, in SQLite's order.
     public static func <= (lhs: Attribute, rhs: some DatabaseValueConvertible) -> Filter { lhs.compare(.lessOrEqual, rhs) }
+    /// Greater than, in SQLite's order.
     public static func > (lhs: Attribute, rhs: some DatabaseValueConvertible) -> Filter { lhs.compare(.greater, rhs) }
+    /// Greater than or equal, in SQLite's order.
     public static func >= (lhs: Attribute, rhs: some DatabaseValueConvertible) -> Filter { lhs.compare(.greaterOrEqual, rhs) }
 }
 
 /// One key of a sort order. Ties are always broken by the primary key, ascending.
 public struct SortKey: Sendable, Hashable {
+    /// The attribute's coding key.
     public var attribute: String
+    /// Whether smaller values come first.
     public var isAscending: Bool
 
+    /// A sort key on an attribute (by coding key), ascending unless told otherwise.
     public init(_ attribute: String, ascending: Bool = true) {
         self.attribute = attribute
         self.isAscending = ascending
@@ -130,11 +155,17 @@ public struct SortKey: Sendable, Hashable {
 ///                            sortedBy: [Attribute("published").descending], limit: 50)
 /// ```
 public struct Query<E: Entity>: Sendable, Hashable {
+    /// Which objects match.
     public var filter: Filter
+    /// The order, most significant key first; ties (and an empty list) are ordered by primary key.
     public var sortKeys: [SortKey]
+    /// The most objects to return, or nil for all of them.
     public var limit: Int?
+    /// How many matching objects to skip, in the query's order.
     public var offset: Int
 
+    /// A query for objects of `type` matching `filter`, in `sortKeys` order, skipping `offset`
+    /// and returning at most `limit`.
     public init(_ type: E.Type = E.self, where filter: Filter = .all, sortedBy sortKeys: [SortKey] = [],
                 limit: Int? = nil, offset: Int = 0) {
         self.filter = filter

@@ -7,7 +7,7 @@ struct ResolvedFilter: Sendable, Hashable {
     indirect enum Node: Sendable, Hashable {
         case constant(Bool)
         case compare(Int, Filter.Comparison, DatabaseValue)
-        case isIn(Int, [DatabaseValue])
+        case isIn(Int, InList)
         case isNull(Int)
         case hasPrefix(Int, String)
         case contains(Int, String)
@@ -35,7 +35,7 @@ struct ResolvedFilter: Sendable, Hashable {
             return .compare(position, op, try checked(value, schema, position))
         case .isIn(let name, let values):
             let position = try schema.requirePosition(of: name)
-            return .isIn(position, try values.map { try checked($0, schema, position) })
+            return .isIn(position, InList(try values.map { try checked($0, schema, position) }))
         case .isNull(let name): return .isNull(try schema.requirePosition(of: name))
         case .hasPrefix(let name, let prefix):
             return .hasPrefix(try textPosition(name, schema), prefix)
@@ -100,10 +100,10 @@ struct ResolvedFilter: Sendable, Hashable {
         case .compare(let position, let op, let value):
             arguments.append(value)
             return "\(column(position)) \(op.rawValue) ?"
-        case .isIn(let position, let values):
-            if values.isEmpty { return "0" }
-            arguments.append(contentsOf: values)
-            return "\(column(position)) IN (" + Array(repeating: "?", count: values.count).joined(separator: ",") + ")"
+        case .isIn(let position, let list):
+            if list.values.isEmpty { return "0" }
+            arguments.append(contentsOf: list.values)
+            return "\(column(position)) IN (" + Array(repeating: "?", count: list.values.count).joined(separator: ",") + ")"
         case .isNull(let position): return "\(column(position)) IS NULL"
         case .hasPrefix(let position, let prefix):
             arguments.append(.integer(Int64(prefix.unicodeScalars.count)))
@@ -147,15 +147,7 @@ struct ResolvedFilter: Sendable, Hashable {
             case .greater: return order > 0
             case .greaterOrEqual: return order >= 0
             }
-        case .isIn(let position, let values):
-            if values.isEmpty { return false }
-            let stored = row[position]
-            if stored.isNull { return nil }
-            var sawNull = false
-            for value in values {
-                if value.isNull { sawNull = true } else if DatabaseValue.compare(stored, value) == 0 { return true }
-            }
-            return sawNull ? nil : false
+        case .isIn(let position, let list): return list.contains(row[position])
         case .isNull(let position): return row[position].isNull
         case .hasPrefix(let position, let prefix):
             guard case .text(let text) = row[position] else { return nil }
@@ -204,5 +196,38 @@ struct ResolvedFilter: Sendable, Hashable {
             if haystack[start..<(start + pattern.count)].elementsEqual(pattern) { return true }
         }
         return false
+    }
+}
+
+extension ResolvedFilter {
+    /// The values of an `IN` list, hashed once so that a row is checked with one lookup instead
+    /// of a scan of the list. Numbers are keyed by value across storage classes (SQLite finds
+    /// `1` in `IN (1.0)`), text and blobs by their bytes, exactly as `DatabaseValue.compare`.
+    struct InList: Sendable, Hashable {
+        /// The values as given, in order: what the SQL binds.
+        let values: [DatabaseValue]
+        private let keys: Set<DatabaseValue>
+        private let hasNull: Bool
+
+        init(_ values: [DatabaseValue]) {
+            self.values = values
+            keys = Set(values.lazy.filter { !$0.isNull }.map(Self.key))
+            hasNull = values.contains { $0.isNull }
+        }
+
+        /// SQL's `stored IN (values)`: true, false, or nil (unknown) when NULL is involved.
+        func contains(_ stored: DatabaseValue) -> Bool? {
+            if values.isEmpty { return false }
+            if stored.isNull { return nil }
+            if keys.contains(Self.key(stored)) { return true }
+            return hasNull ? nil : false
+        }
+
+        /// One key per set of values that compare equal: an integral real in `Int64`'s range
+        /// becomes that integer (SQLite compares integers and reals exactly, by value).
+        private static func key(_ value: DatabaseValue) -> DatabaseValue {
+            guard case .real(let real) = value, let integer = Int64(exactly: real) else { return value }
+            return .integer(integer)
+        }
     }
 }

@@ -2,16 +2,26 @@ import Foundation
 
 /// One row of SQLite's `EXPLAIN QUERY PLAN` output.
 public struct QueryPlanStep: Sendable, Hashable, CustomStringConvertible {
+    /// The step's ID, which children name as their ``parent``.
     public let id: Int
+    /// The ID of the step this one belongs to (0 for a top-level step).
     public let parent: Int
     /// SQLite's description, e.g. `SEARCH articles USING INDEX articles_feedID_read (feedID=?)`.
     public let detail: String
+    /// The ``detail``.
     public var description: String { detail }
 }
 
 /// How hard a WAL checkpoint tries (`sqlite3_wal_checkpoint_v2` modes).
 public enum CheckpointMode: String, Sendable {
-    case passive = "PASSIVE", full = "FULL", restart = "RESTART", truncate = "TRUNCATE"
+    /// Copies what it can without waiting for readers or writers.
+    case passive = "PASSIVE"
+    /// Waits for writers, then copies every frame (readers may still block the reset).
+    case full = "FULL"
+    /// Like ``full``, then waits for readers so that the next writer starts the WAL over.
+    case restart = "RESTART"
+    /// Like ``restart``, and truncates the WAL file to zero bytes.
+    case truncate = "TRUNCATE"
 }
 
 /// What a WAL checkpoint did.
@@ -25,11 +35,22 @@ public struct CheckpointResult: Sendable, Hashable {
 }
 
 extension Connection {
-    /// `PRAGMA integrity_check`: an empty array means the file is sound.
-    func integrityProblems() throws -> [String] {
-        let messages = try rows("PRAGMA integrity_check", cached: false).compactMap { row -> String? in
-            if case .text(let text) = row.first { return text }
-            return nil
+    /// `PRAGMA integrity_check` of the database `schema` (`main`, or an attached one): an empty
+    /// array means the file is sound.
+    ///
+    /// On a damaged file SQLite reports what it found and may then stop at a page it cannot read
+    /// (`SQLITE_CORRUPT`): the rows already reported are kept and the stop is one more problem,
+    /// rather than an error that would hide them.
+    func integrityProblems(in schema: String = "main") throws -> [String] {
+        let statement = try prepare("PRAGMA \(schema.quotedIdentifier).integrity_check", cached: false)
+        defer { statement.reset() }
+        var messages: [String] = []
+        do {
+            while try statement.step() {
+                if case .text(let text) = statement.value(at: 0) { messages.append(text) }
+            }
+        } catch let error as StrataError where error.code == .corrupt {
+            messages.append("the check stopped early: \(error.message)")
         }
         return messages == ["ok"] ? [] : messages
     }

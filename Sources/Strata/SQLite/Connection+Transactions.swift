@@ -2,8 +2,11 @@ import Foundation
 
 /// How a transaction takes its lock: SQLite's `BEGIN DEFERRED`, `IMMEDIATE` or `EXCLUSIVE`.
 public enum TransactionKind: String, Sendable {
+    /// Takes locks when the first statement needs them (a read lock, then a write lock).
     case deferred = "DEFERRED"
+    /// Takes the write lock at once, so the transaction cannot fail later for a busy database.
     case immediate = "IMMEDIATE"
+    /// Like ``immediate``; in WAL mode readers in other connections still proceed.
     case exclusive = "EXCLUSIVE"
 }
 

@@ -29,13 +29,18 @@ final class Connection {
         var vfsName: String?
         /// `PRAGMA journal_size_limit` in bytes; nil leaves SQLite's default (no limit).
         var journalSizeLimit: Int?
+        /// Open the file as immutable, read alone without locks or `-wal`/`-shm` (see `Connection+Immutable`).
+        var immutable = false
     }
 
-    init(path: String, options: Options) throws {
+    /// Opens the file. `inspect` runs after the schema was read and before anything is written
+    /// (journal mode, pragmas): a throwing check there leaves the file as it was.
+    init(path: String, options: Options, inspect: ((Connection) throws -> Void)? = nil) throws {
         var db: OpaquePointer?
         let flags = (options.readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
-            | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
-        let code = options.vfsName.map { sqlite3_open_v2(path, &db, flags, $0) } ?? sqlite3_open_v2(path, &db, flags, nil)
+            | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE | (options.immutable ? SQLITE_OPEN_URI : 0)
+        let name = options.immutable ? Self.immutableURI(path) : path
+        let code = options.vfsName.map { sqlite3_open_v2(name, &db, flags, $0) } ?? sqlite3_open_v2(name, &db, flags, nil)
         guard code == SQLITE_OK, let db else {
             var error = SQLiteResult.error(code: code, db: db, path: path)
             error.message = "cannot open the database: \(error.message)"
@@ -46,21 +51,25 @@ final class Connection {
         self.path = path
         self.publicArguments = options.publicArguments
         do {
-            try configure(options)
+            try configure(options, inspect: inspect)
         } catch var error as StrataError {
-            statementCache.removeAll()
-            sqlite3_close_v2(db)
+            close()
             error.path = path
-            if error.code == .notADatabase { error.message = "the file is not an SQLite database" }
             throw error
         }
     }
 
-    private func configure(_ options: Options) throws {
+    private func configure(_ options: Options, inspect: ((Connection) throws -> Void)?) throws {
         installAuthorizer()
         try check(sqlite3_busy_timeout(handle, Int32(options.busyTimeout * 1000)))
         // Reading the schema first makes a non-database file fail here, with a clear error.
-        _ = try prepare("SELECT count(*) FROM sqlite_master", cached: false).rows()
+        do {
+            _ = try prepare("SELECT count(*) FROM sqlite_master", cached: false).rows()
+        } catch var error as StrataError where error.code == .notADatabase {
+            error.message = "the file is not an SQLite database"
+            throw error
+        }
+        try inspect?(self)
         if options.readOnly { return }
         if options.incrementalAutoVacuum { try execute("PRAGMA auto_vacuum = INCREMENTAL") }
         let mode = try prepare("PRAGMA journal_mode = WAL", cached: false).rows().first?.first
@@ -73,10 +82,22 @@ final class Connection {
     }
 
     deinit {
-        statementCache.removeAll()
-        sqlite3_close_v2(handle)
+        close()
         traceBox?.release()
         cancellationBox?.release()
+    }
+
+    /// Whether ``close()`` ran: the handle is gone and nothing may use it.
+    private(set) var isClosed = false
+
+    /// Finalizes the cached statements and closes the handle, releasing the file and its locks
+    /// (the last connection to a WAL file also checkpoints it and removes the -wal file). Safe to
+    /// call twice; the connection must not be used afterwards.
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        statementCache.removeAll()
+        sqlite3_close_v2(handle)
     }
 
     // MARK: Checked calls
@@ -134,7 +155,12 @@ final class Connection {
 
     var changes: Int { Int(sqlite3_changes(handle)) }
     var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
-    var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    /// The rowid of the last row inserted (`sqlite3_last_insert_rowid`); settable, so that a
+    /// caller can tell whether a statement inserted anything.
+    var lastInsertedRowID: Int64 {
+        get { sqlite3_last_insert_rowid(handle) }
+        set { sqlite3_set_last_insert_rowid(handle, newValue) }
+    }
 
     /// The largest number of `?` parameters one statement may hold.
     var maxVariableCount: Int { Int(sqlite3_limit(handle, SQLITE_LIMIT_VARIABLE_NUMBER, -1)) }

@@ -5,12 +5,18 @@ import Foundation
 /// Strata stores every attribute as one of these (see ``AttributeType`` for the mapping) and
 /// compares them exactly as SQLite does, so a ``Filter`` gives the same answer in SQL and in memory.
 public enum DatabaseValue: Sendable, Hashable, CustomStringConvertible {
+    /// SQL NULL.
     case null
+    /// A 64-bit signed integer.
     case integer(Int64)
+    /// An IEEE 754 double.
     case real(Double)
+    /// UTF-8 text.
     case text(String)
+    /// Bytes.
     case blob(Data)
 
+    /// Whether the value is ``null``.
     public var isNull: Bool {
         if case .null = self { return true }
         return false
@@ -30,6 +36,7 @@ public enum DatabaseValue: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Hashes consistently with ``==(_:_:)``: text by its UTF-8 bytes.
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .null: hasher.combine(0)
@@ -43,6 +50,7 @@ public enum DatabaseValue: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The value as an SQL literal: `NULL`, `42`, `1.5`, `'it''s'`, `x'0aff'`.
     public var description: String {
         switch self {
         case .null: return "NULL"
@@ -223,6 +231,7 @@ extension BinaryInteger where Self: DatabaseValueConvertible {
         if let exact = Int64(exactly: self) { return .integer(exact) }
         return .real(Double(self))
     }
+    /// The integer `value` holds, or nil when it holds no integer or one out of this type's range.
     public static func fromDatabaseValue(_ value: DatabaseValue) -> Self? {
         if case .integer(let int) = value { return Self(exactly: int) }
         return nil
@@ -251,6 +260,7 @@ extension Optional: DatabaseValueConvertible where Wrapped: DatabaseValueConvert
 extension RawRepresentable where Self: DatabaseValueConvertible, RawValue: DatabaseValueConvertible {
     /// A `RawRepresentable` type stores its raw value.
     public var databaseValue: DatabaseValue { rawValue.databaseValue }
+    /// The value whose raw value `value` holds, or nil when it holds none of the type's raw values.
     public static func fromDatabaseValue(_ value: DatabaseValue) -> Self? {
         RawValue.fromDatabaseValue(value).flatMap(Self.init(rawValue:))
     }

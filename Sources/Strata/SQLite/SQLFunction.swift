@@ -8,15 +8,19 @@ import Foundation
 ///     guard case .text(let url) = arguments[0] else { return .null }
 ///     return URL(string: url)?.host.map(DatabaseValue.text) ?? .null
 /// }
-/// let store = try await Store.open(at: path, entities: [Article.self],
-///                                  configuration: .init(functions: [domain]))
+/// var configuration = StoreConfiguration()
+/// configuration.functions = [domain]
+/// let store = try await Store.open(at: path, entities: [Article.self], configuration: configuration)
 /// ```
 /// Registered with `sqlite3_create_function_v2`. The closure runs on the store's queue while
 /// SQLite evaluates a statement; a thrown error fails that statement. The connection keeps the
 /// closure until the store goes away: capture the store itself weakly, or it never will.
 public struct SQLFunction: Sendable {
+    /// The function's name in SQL.
     public let name: String
+    /// How many arguments it takes, or -1 for any number.
     public let argumentCount: Int
+    /// Whether the same arguments always give the same result.
     public let isDeterministic: Bool
     let body: @Sendable ([DatabaseValue]) throws -> DatabaseValue
 

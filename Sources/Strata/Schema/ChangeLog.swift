@@ -1,11 +1,19 @@
 import Foundation
 
 /// The store's change log: every committed insert, update and delete of an entity row gets a
-/// monotonically increasing generation (the log's rowid), recorded by triggers — so writes made
-/// outside Strata (another process, the `sqlite3` shell) are logged too. The log is pruned past
-/// a bound; `strata_meta.log_floor` records the highest generation pruned away.
+/// monotonically increasing generation (the log's rowid).
+///
+/// Two writers fill it. Triggers log each row that anyone else changes — another process, the
+/// `sqlite3` shell, `Store.write` — one entry per row. Strata's own change sets are logged by the
+/// writer instead, one entry per run of same-kind operations in a change set (10,000 inserts are
+/// one entry whose key is a blob: the JSON array of the keys, in order); while the writer's
+/// transaction runs, a marker row in `strata_meta` tells the triggers to stand aside. The marker
+/// is removed before the commit, so no other connection ever sees it. The log is pruned past a
+/// bound; `strata_meta.log_floor` records the highest generation pruned away.
 enum ChangeLog {
     static let table = "strata_changes"
+    /// The `strata_meta` key present only inside the writer's transactions.
+    static let writerMarker = "writer_batch"
 
     /// Operation codes stored in the log.
     static let insert: Int64 = 1, update: Int64 = 2, delete: Int64 = 3
@@ -15,23 +23,137 @@ enum ChangeLog {
             generation INTEGER PRIMARY KEY, entity INTEGER NOT NULL, key NOT NULL, op INTEGER NOT NULL);
         """
 
-    /// Triggers that log changes to `schema`'s table. `code` identifies the entity compactly.
-    static func triggersSQL(_ schema: EntitySchema, code: Int64) -> String {
+    /// The triggers that log changes to `schema`'s table, by name. `code` identifies the entity
+    /// compactly. They stand aside while the writer's marker is present.
+    static func triggers(_ schema: EntitySchema, code: Int64) -> [(name: String, sql: String)] {
         let table = schema.table.quotedIdentifier
         let key = schema.primaryKey.column.quotedIdentifier
         let prefix = "strata_log_" + schema.table
-        return """
-            CREATE TRIGGER IF NOT EXISTS \((prefix + "_insert").quotedIdentifier) AFTER INSERT ON \(table) BEGIN
-                INSERT INTO \(Self.table) (entity, key, op) VALUES (\(code), new.\(key), \(insert));
-            END;
-            CREATE TRIGGER IF NOT EXISTS \((prefix + "_update").quotedIdentifier) AFTER UPDATE ON \(table) BEGIN
-                INSERT INTO \(Self.table) (entity, key, op) SELECT \(code), old.\(key), \(delete) WHERE old.\(key) IS NOT new.\(key);
-                INSERT INTO \(Self.table) (entity, key, op) VALUES (\(code), new.\(key), \(update));
-            END;
-            CREATE TRIGGER IF NOT EXISTS \((prefix + "_delete").quotedIdentifier) AFTER DELETE ON \(table) BEGIN
-                INSERT INTO \(Self.table) (entity, key, op) VALUES (\(code), old.\(key), \(delete));
-            END;
-            """
+        let unlessWriter = "WHEN NOT EXISTS (SELECT 1 FROM \(SchemaMigrator.metaTable) WHERE key = '\(writerMarker)')"
+        return [
+            (prefix + "_insert", """
+                CREATE TRIGGER \((prefix + "_insert").quotedIdentifier) AFTER INSERT ON \(table) \(unlessWriter) BEGIN
+                    INSERT INTO \(Self.table) (entity, key, op) VALUES (\(code), new.\(key), \(insert));
+                END
+                """),
+            (prefix + "_update", """
+                CREATE TRIGGER \((prefix + "_update").quotedIdentifier) AFTER UPDATE ON \(table) \(unlessWriter) BEGIN
+                    INSERT INTO \(Self.table) (entity, key, op) SELECT \(code), old.\(key), \(delete) WHERE old.\(key) IS NOT new.\(key);
+                    INSERT INTO \(Self.table) (entity, key, op) VALUES (\(code), new.\(key), \(update));
+                END
+                """),
+            (prefix + "_delete", """
+                CREATE TRIGGER \((prefix + "_delete").quotedIdentifier) AFTER DELETE ON \(table) \(unlessWriter) BEGIN
+                    INSERT INTO \(Self.table) (entity, key, op) VALUES (\(code), old.\(key), \(delete));
+                END
+                """),
+        ]
+    }
+
+    /// Creates `schema`'s log triggers, replacing any whose definition differs (older stores'
+    /// triggers logged Strata's own writes row by row). Returns whether anything changed.
+    @discardableResult
+    static func installTriggers(_ schema: EntitySchema, code: Int64, _ connection: Connection) throws -> Bool {
+        var changed = false
+        for trigger in triggers(schema, code: code) {
+            let existing = try connection.rows("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?",
+                                               [.text(trigger.name)]).first?.first
+            if existing == .text(trigger.sql) { continue }
+            if existing != nil { try connection.execute("DROP TRIGGER \(trigger.name.quotedIdentifier)") }
+            try connection.execute(trigger.sql)
+            changed = true
+        }
+        return changed
+    }
+
+    // MARK: The writer's entries
+
+    /// The entries one change set adds to the log: runs of the same entity and operation, in
+    /// the order the operations ran.
+    struct Batch {
+        private(set) var runs: [(code: Int64, op: Int64, keys: [DatabaseValue])] = []
+
+        mutating func append(code: Int64, op: Int64, key: DatabaseValue) {
+            if let last = runs.indices.last, runs[last].code == code, runs[last].op == op {
+                runs[last].keys.append(key)
+            } else {
+                runs.append((code, op, [key]))
+            }
+        }
+
+        mutating func append(code: Int64, op: Int64, keys: [DatabaseValue]) {
+            for key in keys { append(code: code, op: op, key: key) }
+        }
+
+        /// Inserts one log entry per run: a single key as itself (as a trigger logs it), several
+        /// as a blob holding their JSON array.
+        func write(_ connection: Connection) throws {
+            for run in runs {
+                let key = run.keys.count == 1 ? run.keys[0] : .blob(ChangeLog.encode(run.keys))
+                try connection.execute("INSERT INTO \(ChangeLog.table) (entity, key, op) VALUES (?, ?, ?)",
+                                       [.integer(run.code), key, .integer(run.op)])
+            }
+        }
+    }
+
+    /// Marks the writer's transaction (triggers stand aside) or ends the mark.
+    static func markWriter(_ active: Bool, _ connection: Connection) throws {
+        if active {
+            try connection.execute("INSERT OR REPLACE INTO \(SchemaMigrator.metaTable) (key, value) VALUES ('\(writerMarker)', 1)", [])
+        } else {
+            try connection.execute("DELETE FROM \(SchemaMigrator.metaTable) WHERE key = '\(writerMarker)'", [])
+        }
+    }
+
+    /// Keys as a JSON array (text keys as strings, integer keys as numbers), UTF-8.
+    static func encode(_ keys: [DatabaseValue]) -> Data {
+        var text = "["
+        for (index, key) in keys.enumerated() {
+            if index > 0 { text += "," }
+            switch key {
+            case .integer(let int): text += String(int)
+            case .text(let string): text += jsonString(string)
+            case .real(let real): text += "\(real)"
+            case .null, .blob: text += "null"
+            }
+        }
+        return Data((text + "]").utf8)
+    }
+
+    /// The keys of a log entry: the key itself, or the keys of a writer's batch.
+    /// - Throws: `.corrupt` for a batch that is not a JSON array of keys.
+    static func keys(of stored: DatabaseValue, generation: Int64) throws -> [DatabaseValue] {
+        guard case .blob(let data) = stored else { return [stored] }
+        do {
+            return try JSONDecoder().decode([LoggedKey].self, from: data).map(\.value)
+        } catch {
+            throw StrataError(.corrupt, "change-log entry \(generation) holds a batch that is not a JSON array of keys")
+        }
+    }
+
+    private struct LoggedKey: Decodable {
+        let value: DatabaseValue
+        init(from decoder: Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let int = try? container.decode(Int64.self) {
+                value = .integer(int)
+            } else {
+                value = .text(try container.decode(String.self))
+            }
+        }
+    }
+
+    private static func jsonString(_ string: String) -> String {
+        var result = "\""
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case _ where scalar.value < 0x20: result += String(format: "\\u%04x", scalar.value)
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
     }
 
     /// The newest generation (0 for an empty log).
@@ -62,24 +184,39 @@ public struct ChangeToken: Sendable, Hashable, Codable, Comparable {
     /// The generation: every committed change up to it is before the token.
     public let generation: Int64
 
+    /// A token at `generation`, for example one saved from an earlier ``ChangeHistory/token``.
     public init(generation: Int64) { self.generation = generation }
 
+    /// Whether `lhs` is an earlier position in the log than `rhs`.
     public static func < (lhs: ChangeToken, rhs: ChangeToken) -> Bool { lhs.generation < rhs.generation }
 }
 
 /// One entry of the change log.
 public struct LoggedChange: Sendable, Hashable {
-    public enum Operation: Sendable, Hashable { case insert, update, delete }
+    /// What happened to an object.
+    public enum Operation: Sendable, Hashable {
+        /// The object was inserted.
+        case insert
+        /// The object was updated (including an update that gave it this primary key).
+        case update
+        /// The object was deleted (including an update that took this primary key away).
+        case delete
+    }
+    /// The change's position in the log.
     public let generation: Int64
+    /// The entity's name (``Entity/entityName``).
     public let entity: String
     /// The object's primary key as stored.
     public let key: DatabaseValue
+    /// What happened to the object.
     public let operation: Operation
 }
 
 /// What changed since a token, and the token to ask from next time.
 public struct ChangeHistory: Sendable {
+    /// The changes after the token asked about, oldest first.
     public let changes: [LoggedChange]
+    /// The token to pass to ``Store/changes(since:)`` next time.
     public let token: ChangeToken
 
     /// The keys of one entity's objects that were inserted or updated (and still exist), and

@@ -2,7 +2,9 @@ import Foundation
 
 /// A row returned by raw SQL: column names and values.
 public struct Row: Sendable, Hashable {
+    /// The column names, in the statement's order.
     public let columns: [String]
+    /// The values, in the order of ``columns``.
     public let values: [DatabaseValue]
 
     /// The value of the named column (case-insensitive), or nil when there is no such column.
@@ -13,10 +15,15 @@ public struct Row: Sendable, Hashable {
 
 /// A column of a table, as `PRAGMA table_info` reports it.
 public struct ColumnInfo: Sendable, Hashable {
+    /// The column's name.
     public let name: String
+    /// The declared type (`INTEGER`, `TEXT` …), as written in `CREATE TABLE`.
     public let type: String
+    /// Whether the column is `NOT NULL`.
     public let isNotNull: Bool
+    /// The default value as SQL text, or nil when the column has none.
     public let defaultSQL: String?
+    /// Whether the column is part of the primary key.
     public let isPrimaryKey: Bool
 }
 
@@ -101,11 +108,13 @@ public final class Database {
                             + "AND name NOT LIKE 'strata_%' ORDER BY name").compactMap { String.fromDatabaseValue($0[0]) }
     }
 
+    /// Whether a table or view of this name exists.
     public func tableExists(_ table: String) throws -> Bool {
         try checkOpen()
         return try connection.rows("SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?", [.text(table)]).count > 0
     }
 
+    /// The columns of a table, in order (`PRAGMA table_info`); empty when there is no such table.
     public func columns(in table: String) throws -> [ColumnInfo] {
         try checkOpen()
         return try connection.rows("SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(?)", [.text(table)])
@@ -116,6 +125,7 @@ public final class Database {
             }
     }
 
+    /// Whether a table has a column of this name (case-insensitive, as in SQL).
     public func columnExists(_ column: String, in table: String) throws -> Bool {
         try columns(in: table).contains { $0.name.caseInsensitiveCompare(column) == .orderedSame }
     }
@@ -153,9 +163,12 @@ public final class Database {
 /// migrations are recorded as applied without running. If one throws, nothing of the opening
 /// transaction is kept: the file stays as it was.
 public struct Migration: Sendable {
+    /// The migration's name, recorded in `strata_migrations` once it has run.
     public let name: String
     let body: @Sendable (Database) throws -> Void
 
+    /// A migration named `name` (recorded in the file, so never rename one that shipped) that runs
+    /// `body` once per file.
     public init(_ name: String, _ body: @escaping @Sendable (Database) throws -> Void) {
         self.name = name
         self.body = body

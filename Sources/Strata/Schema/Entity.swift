@@ -47,6 +47,14 @@ public protocol Entity: Codable, Sendable, Identifiable where ID: EntityIdentifi
     /// a snapshot written by the previous version must not be decoded by this one: such a
     /// snapshot is then refused clearly (``SnapshotRejection/schemaChanged``) and the store cold-starts.
     static var archiveVersion: Int { get }
+
+    /// Writes the object's attribute values, in schema order, for Strata's hot paths (saves,
+    /// merges, bulk updates). The default goes through `Encodable`; implement it by hand (or have
+    /// it generated) together with ``init(row:)`` to skip runtime `Codable`. See ``RowWriter``.
+    func encode(row: inout RowWriter) throws
+    /// Reads an object from its attribute values, in schema order (fetches, warm and cold
+    /// starts, merges). The default goes through `Decodable`. See ``RowReader``.
+    init(row: inout RowReader) throws
 }
 
 extension Entity {
@@ -92,6 +100,8 @@ public struct EntityIndex: Sendable, Hashable, Codable {
     /// The index name; derived from the table and attributes when nil.
     public var name: String?
 
+    /// An index on `attributes` (coding keys), unique or not, named `name` or after the table and
+    /// attributes.
     public init(_ attributes: [String], unique: Bool = false, name: String? = nil) {
         self.attributes = attributes
         self.isUnique = unique

@@ -2,7 +2,26 @@ import Foundation
 
 /// How an attribute is stored.
 public enum AttributeType: String, Sendable, Codable, Hashable {
-    case bool, integer, real, text, date, uuid, data, url, decimal, json
+    /// `Bool`, stored as INTEGER 0 or 1.
+    case bool
+    /// Any integer type, stored as a 64-bit INTEGER.
+    case integer
+    /// `Double` or `Float`, stored as REAL.
+    case real
+    /// `String`, stored as TEXT.
+    case text
+    /// `Date`, stored as REAL seconds since 2001-01-01 00:00:00 UTC.
+    case date
+    /// `UUID`, stored as its uppercase TEXT form.
+    case uuid
+    /// `Data`, stored as a BLOB.
+    case data
+    /// `URL`, stored as its absolute string (TEXT).
+    case url
+    /// `Decimal`, stored as its exact decimal TEXT.
+    case decimal
+    /// Any other `Codable` value, stored as JSON TEXT.
+    case json
 
     /// The SQLite column type (and so its affinity).
     var sqlType: String {
@@ -33,13 +52,16 @@ public struct AttributeSchema: Sendable, Hashable, Codable {
     public var name: String
     /// The SQLite column.
     public var column: String
+    /// How the attribute is stored.
     public var type: AttributeType
+    /// Whether the attribute may be `nil` (its column NULL).
     public var isOptional: Bool
     /// The column default for rows that existed before the attribute was added.
     public var defaultValue: DatabaseValue
 
     enum CodingKeys: String, CodingKey { case name, column, type, isOptional, defaultSQL }
 
+    /// An attribute stored in `column` as `type`.
     public init(name: String, column: String, type: AttributeType, isOptional: Bool, defaultValue: DatabaseValue) {
         self.name = name
         self.column = column
@@ -48,6 +70,7 @@ public struct AttributeSchema: Sendable, Hashable, Codable {
         self.defaultValue = defaultValue
     }
 
+    /// Decodes an attribute as `strata_entities` records it (the default value is not read back).
     public init(from decoder: Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         name = try container.decode(String.self, forKey: .name)
@@ -57,6 +80,7 @@ public struct AttributeSchema: Sendable, Hashable, Codable {
         defaultValue = .null
     }
 
+    /// Encodes the attribute as `strata_entities` records it: the default as SQL text (`defaultSQL`).
     public func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(name, forKey: .name)
@@ -70,13 +94,19 @@ public struct AttributeSchema: Sendable, Hashable, Codable {
 /// Everything Strata knows about an entity: its table, attributes, key, indexes and full-text
 /// attributes. Built once per type by reflecting its `Codable` conformance.
 public struct EntitySchema: Sendable, Hashable, Codable {
+    /// The entity's name (``Entity/entityName``).
     public var name: String
+    /// The SQLite table (``Entity/tableName``).
     public var table: String
+    /// The stored attributes, in column order.
     public var attributes: [AttributeSchema]
     /// The index of the primary key in ``attributes``.
     public var primaryKeyIndex: Int
+    /// The indexes the entity declares (``Entity/indexes``).
     public var indexes: [EntityIndex]
+    /// The attributes indexed for full-text search (``Entity/fullTextAttributes``).
     public var fullTextAttributes: [String]
+    /// Whether the main context holds every object (``Entity/isResident``).
     public var isResident: Bool
     /// ``Entity/archiveVersion``: part of the entity's snapshot fingerprint.
     public var archiveVersion: Int
@@ -101,6 +131,7 @@ public struct EntitySchema: Sendable, Hashable, Codable {
         buildPositions()
     }
 
+    /// Decodes a schema as `strata_entities` records it.
     public init(from decoder: Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         name = try container.decode(String.self, forKey: .name)
@@ -118,6 +149,7 @@ public struct EntitySchema: Sendable, Hashable, Codable {
         positions = Dictionary(attributes.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
     }
 
+    /// The primary-key attribute (`id`).
     public var primaryKey: AttributeSchema { attributes[primaryKeyIndex] }
 
     /// The position of an attribute, by coding key.

@@ -39,6 +39,24 @@ struct SchemaMigrator {
         }
     }
 
+    /// Refuses a file that holds another application's database: schema objects but none of
+    /// Strata's bookkeeping. Runs before anything is written (see ``Connection/init(path:options:inspect:)``),
+    /// so such a file is left exactly as it was. An empty database (a new or zero-length file)
+    /// passes: it becomes a new store.
+    static func refuseForeignDatabase(_ connection: Connection) throws {
+        let isStrata = try !connection.rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                                            [.text(metaTable)], cached: false).isEmpty
+        guard !isStrata else { return }
+        let objects = try connection.rows("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' "
+                                          + "ORDER BY name LIMIT 4", cached: false)
+            .compactMap { row in String.fromDatabaseValue(row[0]).flatMap { type in String.fromDatabaseValue(row[1]).map { "\(type) \($0)" } } }
+        guard !objects.isEmpty else { return }
+        throw StrataError(.notADatabase, "an SQLite database but not a Strata store: it has "
+                          + objects.prefix(3).joined(separator: ", ") + (objects.count > 3 ? ", …" : "")
+                          + " and no \(metaTable) table; Strata opens only its own stores (or an empty file, "
+                          + "which becomes one) and left this file untouched", path: connection.path)
+    }
+
     private func createBookkeeping(_ connection: Connection) throws {
         try connection.execute("""
             CREATE TABLE IF NOT EXISTS \(Self.metaTable) (key TEXT NOT NULL PRIMARY KEY, value);
@@ -77,7 +95,7 @@ struct SchemaMigrator {
                     failure.sql = (error as? StrataError)?.sql
                     throw failure
                 }
-                logger.info("ran migration", metadata: ["migration": "\(migration.name)"])
+                logger.debug("ran migration", metadata: ["migration": "\(migration.name)"])
                 applied.append(migration.name)
             }
             try record(migration.name, kind: "migration", connection)
@@ -95,7 +113,7 @@ struct SchemaMigrator {
             try connection.execute(sql)
             try record(name, kind: "automatic", connection)
             applied.append(name)
-            logger.info("automatic migration", metadata: ["step": "\(name)"])
+            logger.debug("automatic migration", metadata: ["step": "\(name)"])
         }
         if try !database.tableExists(schema.table) {
             try automatic("create table \(schema.table)", Self.createTableSQL(schema))
@@ -127,7 +145,7 @@ struct SchemaMigrator {
                                [.text(schema.name), .text(schema.table), .text(json)])
         let code = Int64.fromDatabaseValue(try connection.rows("SELECT rowid FROM \(Self.entitiesTable) WHERE name = ?",
                                                                [.text(schema.name)]).first?.first ?? .null) ?? 0
-        try connection.execute(ChangeLog.triggersSQL(schema, code: code))
+        try ChangeLog.installTriggers(schema, code: code, connection)
     }
 
     private func migrateFullText(_ schema: EntitySchema, _ database: Database, _ connection: Connection,

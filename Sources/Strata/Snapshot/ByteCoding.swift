@@ -113,7 +113,13 @@ struct ByteReader {
 
     mutating func readString() throws -> String {
         let raw = try readBytes()
-        guard let string = String(validating: raw.bindMemory(to: UInt8.self), as: UTF8.self) else {
+        let decoded: String?
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            decoded = String(validating: raw.bindMemory(to: UInt8.self), as: UTF8.self)
+        } else {
+            decoded = String(bytes: raw, encoding: .utf8)  // also nil for invalid UTF-8
+        }
+        guard let string = decoded else {
             throw StrataError(.invalidSnapshot, "invalid UTF-8 text at byte \(offset)")
         }
         return string

@@ -90,17 +90,12 @@ enum SnapshotArchive {
                     rows.reserveCapacity(chunk.objectCount)
                     values.reserveCapacity(chunk.objectCount)
                     let decoder = RowDecoder<[DatabaseValue]>(schema: schema)
-                    let handWritten = E.self as? any SnapshotDecodable.Type
                     do {
                         for _ in 0..<chunk.objectCount {
                             var row: [DatabaseValue] = []
                             row.reserveCapacity(width)
                             for _ in 0..<width { row.append(try reader.readValue()) }
-                            if let handWritten {
-                                values.append(try Self.decodeHandWritten(handWritten, ArchivedRow(schema: schema, values: row)))
-                            } else {
-                                values.append(try decoder.decode(E.self, from: row))
-                            }
+                            values.append(try decoder.decode(E.self, from: row))
                             rows.append(row)
                         }
                     } catch {
@@ -125,53 +120,6 @@ enum SnapshotArchive {
         }
         guard rows.count == entry.objectCount else { throw .undecodable("\(entry.entity): object count mismatch") }
         return TypedSection(values: values, rows: rows)
-    }
-}
-
-extension SnapshotArchive {
-    fileprivate static func decodeHandWritten<E: Entity>(_ type: any SnapshotDecodable.Type, _ row: ArchivedRow) throws -> E {
-        guard let value = try type.init(archived: row) as? E else {
-            throw StrataError(.typeMismatch, "\(type) did not decode as \(E.self)", entity: row.schema.name)
-        }
-        return value
-    }
-}
-
-/// An entity that decodes itself from a snapshot by hand, faster than through `Decodable`:
-/// NSCoding's `init(coder:)` in spirit. Reading by key keeps it independent of attribute order.
-///
-/// ```swift
-/// extension Article: SnapshotDecodable {
-///     init(archived row: ArchivedRow) throws {
-///         id = try row.value("id")
-///         feedID = try row.value("feedID")
-///         title = try row.value("title")
-///         summary = try row.value("summary")      // an optional reads NULL as nil
-///         …
-///     }
-/// }
-/// ```
-/// Encoding needs no counterpart: archives hold the rows the entity's `Encodable` produced.
-public protocol SnapshotDecodable: Entity {
-    init(archived row: ArchivedRow) throws
-}
-
-/// One archived object: its attribute values by coding key.
-public struct ArchivedRow {
-    let schema: EntitySchema
-    let values: [DatabaseValue]
-
-    /// The value of an attribute, converted to `T`.
-    /// - Throws: `.unknownAttribute` for a key the entity does not have; `.typeMismatch` or
-    ///   `.unexpectedNull` when the stored value is not a `T`.
-    public func value<T: DatabaseValueConvertible>(_ key: String, as type: T.Type = T.self) throws -> T {
-        let position = try schema.requirePosition(of: key)
-        let stored = values[position]
-        guard let value = T.fromDatabaseValue(stored) else {
-            throw StrataError(stored.isNull ? .unexpectedNull : .typeMismatch,
-                              "\(schema.name).\(key) holds \(stored), not a \(T.self)", entity: schema.name, attribute: key)
-        }
-        return value
     }
 }
 

@@ -1,8 +1,12 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
 #elseif canImport(Darwin)
 import Darwin
+#else
+#error("AtomicFile needs a POSIX C library: Glibc, Musl or Darwin")
 #endif
 
 /// The steps of an atomic snapshot write, where a crash test can stop it as a crash would.
@@ -39,7 +43,7 @@ enum AtomicFile {
                 try part.withUnsafeBytes { bytes in
                     var written = 0
                     while written < bytes.count {
-                        let result = Glibc.write(descriptor, bytes.baseAddress! + written, bytes.count - written)
+                        let result = posixWrite(descriptor, bytes.baseAddress! + written, bytes.count - written)
                         if result < 0, errno == EINTR { continue }
                         try check(Int32(clamping: result), "writing the snapshot", path: temporary)
                         written += result
@@ -62,4 +66,10 @@ enum AtomicFile {
         defer { close(directoryDescriptor) }
         try check(fsync(directoryDescriptor), "fsync of the snapshot's directory", path: directory)
     }
+}
+
+/// `write(2)` from whichever C library is imported above: inside ``AtomicFile`` the name
+/// `write` is its own method, and a module-qualified `Glibc.write` would not build elsewhere.
+private func posixWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+    write(descriptor, buffer, count)
 }

@@ -8,25 +8,34 @@ public struct SnapshotHeader: Sendable, Hashable {
     /// The format version this build writes and reads.
     public static let currentFormatVersion: UInt32 = 1
 
+    /// The file's format version (``currentFormatVersion`` when this build wrote it).
     public let formatVersion: UInt32
     /// The identity of the store the archive was taken from.
     public let storeID: UUID
     /// The change-log generation the archive reflects (everything up to it, at least).
     public let generation: Int64
+    /// When the archive was written.
     public let createdAt: Date
     /// A fingerprint of every registered entity's schema.
     public let schemaFingerprint: UInt64
+    /// One entry per archived entity.
     public let entities: [Entry]
     /// The size of the whole file.
     public let fileSize: Int
 
     /// One entity's section.
     public struct Entry: Sendable, Hashable {
+        /// The entity's name.
         public let entity: String
+        /// The fingerprint of the entity's schema when archived; a different one refuses the section.
         public let schemaFingerprint: UInt64
+        /// The number of archived objects of the entity.
         public let objectCount: Int
+        /// The section's LZ4 frames, in file order.
         public let chunks: [Chunk]
+        /// The section's payload size before compression.
         public var uncompressedBytes: Int { chunks.reduce(0) { $0 + $1.uncompressedSize } }
+        /// The section's payload size in the file.
         public var compressedBytes: Int { chunks.reduce(0) { $0 + $1.compressedSize } }
         /// Where the section's compressed bytes are in the file.
         public var byteRange: Range<Int> {
@@ -36,14 +45,21 @@ public struct SnapshotHeader: Sendable, Hashable {
 
     /// One LZ4 frame of a section, compressed independently (so chunks compress and decompress in parallel).
     public struct Chunk: Sendable, Hashable {
+        /// Where the frame starts in the file.
         public let offset: Int
+        /// The frame's size in the file.
         public let compressedSize: Int
+        /// The size of the rows it holds, decompressed.
         public let uncompressedSize: Int
+        /// The number of objects in the frame.
         public let objectCount: Int
     }
 
+    /// The payload size of every section before compression.
     public var uncompressedBytes: Int { entities.reduce(0) { $0 + $1.uncompressedBytes } }
+    /// The payload size of every section in the file.
     public var compressedBytes: Int { entities.reduce(0) { $0 + $1.compressedBytes } }
+    /// The number of archived objects, every entity together.
     public var objectCount: Int { entities.reduce(0) { $0 + $1.objectCount } }
 
     /// Writes the header for sections whose chunks start right after it.
@@ -140,6 +156,9 @@ public struct SnapshotHeader: Sendable, Hashable {
 public enum SnapshotRejection: Error, Sendable, Hashable, CustomStringConvertible {
     /// There is no snapshot file.
     case missing
+    /// Something is at the snapshot's path but cannot be read as a file (a directory, no
+    /// permission, an I/O error); the reason says which.
+    case unreadable(String)
     /// The file is empty.
     case empty
     /// The file does not start with the snapshot magic.
@@ -161,9 +180,11 @@ public enum SnapshotRejection: Error, Sendable, Hashable, CustomStringConvertibl
     /// The payload could not be decoded into entities.
     case undecodable(String)
 
+    /// What is wrong with the snapshot, in words: "the snapshot fails its checksum".
     public var description: String {
         switch self {
         case .missing: return "no snapshot file"
+        case .unreadable(let reason): return "the snapshot cannot be read: \(reason)"
         case .empty: return "the snapshot file is empty"
         case .badMagic: return "not a Strata snapshot (wrong magic)"
         case .unsupportedFormat(let version): return "unsupported snapshot format version \(version)"

@@ -11,11 +11,9 @@ struct SnapshotLoader {
     let registry: SchemaRegistry
 
     func load(_ path: String) -> Result<Loaded, SnapshotRejection> {
-        guard FileManager.default.fileExists(atPath: path) else { return .failure(.missing) }
-        guard let data = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else {
-            return .failure(.missing)
+        Result { () throws(SnapshotRejection) -> Loaded in
+            try Snapshot.map(path).withUnsafeBytes { bytes in decode(bytes) }.get()
         }
-        return data.withUnsafeBytes { bytes in decode(bytes) }
     }
 
     func decode(_ bytes: UnsafeRawBufferPointer) -> Result<Loaded, SnapshotRejection> {
@@ -46,20 +44,34 @@ public enum Snapshot {
     /// Reads and checks a snapshot's header (magic, format version, CRC-32) and table of contents.
     /// - Throws: ``SnapshotRejection`` describing what is wrong with the file.
     public static func readHeader(at path: String) throws -> SnapshotHeader {
-        guard let data = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else {
-            throw SnapshotRejection.missing
+        try map(path).withUnsafeBytes { bytes throws(SnapshotRejection) in try SnapshotHeader.decode(bytes) }
+    }
+
+    /// The snapshot file's bytes, memory-mapped: the one place a snapshot file is opened.
+    /// - Throws: `.missing` when nothing is at `path`; `.unreadable` for a directory or another
+    ///   non-regular file, or a file that cannot be read (permissions, I/O).
+    static func map(_ path: String) throws(SnapshotRejection) -> Data {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { throw .missing }
+        if isDirectory.boolValue { throw .unreadable("\(path) is a directory, not a snapshot file") }
+        do {
+            return try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
+        } catch {
+            throw .unreadable("\(path) cannot be read: \(error.localizedDescription)")
         }
-        return try data.withUnsafeBytes { bytes throws(SnapshotRejection) in try SnapshotHeader.decode(bytes) }
     }
 }
 
 /// What writing a snapshot produced.
 public struct SnapshotSummary: Sendable {
+    /// The snapshot file.
     public let path: String
+    /// The header of the file written.
     public let header: SnapshotHeader
     /// Time spent encoding, compressing and writing (after the state was committed).
     public let duration: Duration
 
+    /// The size of the file written.
     public var fileSize: Int { header.fileSize }
     /// Uncompressed payload bytes divided by compressed payload bytes.
     public var compressionRatio: Double {

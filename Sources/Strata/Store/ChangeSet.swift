@@ -43,6 +43,7 @@ public struct ChangeSet: Sendable {
     /// The context that made the change set, if any: merges skip conflict checks for their own saves.
     var author: ContextIdentity?
 
+    /// An empty change set.
     public init() {}
 
     /// Whether the change set holds no change.
@@ -56,7 +57,10 @@ public struct ChangeSet: Sendable {
     public mutating func update<E: Entity>(_ object: E) { operations.append(.save(object, .update)) }
     /// Inserts the object, or replaces it if its ID exists.
     public mutating func upsert<E: Entity>(_ object: E) { operations.append(.save(object, .upsert)) }
-    /// Deletes an object by ID. Deleting a missing object does nothing.
+    /// Deletes an object by ID. Deleting an ID the store does not have succeeds and changes
+    /// nothing: the object is absent afterwards, as asked. (An ``update(_:)`` of a missing object
+    /// fails instead, because its values would be lost.) A sync can apply a server's deletions
+    /// whether or not it ever had the objects.
     public mutating func delete<E: Entity>(_ type: E.Type, id: E.ID) {
         operations.append(.delete(entity: E.entityName, id: id.databaseValue))
     }
@@ -78,7 +82,8 @@ public struct ChangeSet: Sendable {
         operations.append(.bulkUpdate(entity: E.entityName, target: .filter(filter), assignments: Self.assignments(values)))
     }
 
-    /// Deletes every object whose ID is in `ids`, in one statement.
+    /// Deletes every object whose ID is in `ids`, in one statement. IDs that are not in the store
+    /// are skipped, as ``delete(_:id:)`` skips them.
     public mutating func deleteAll<E: Entity, C: Collection>(_ type: E.Type, ids: C) where C.Element == E.ID {
         operations.append(.bulkDelete(entity: E.entityName, target: .ids(ids.map(\.databaseValue))))
     }

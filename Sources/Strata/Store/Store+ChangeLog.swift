@@ -33,7 +33,9 @@ extension Store {
                   let op = Int64.fromDatabaseValue(row[3]) else { continue }
             newest = generation
             let operation: LoggedChange.Operation = op == ChangeLog.insert ? .insert : (op == ChangeLog.update ? .update : .delete)
-            changes.append(LoggedChange(generation: generation, entity: names[code] ?? "#\(code)", key: row[2], operation: operation))
+            for key in try ChangeLog.keys(of: row[2], generation: generation) {
+                changes.append(LoggedChange(generation: generation, entity: names[code] ?? "#\(code)", key: key, operation: operation))
+            }
         }
         return ChangeHistory(changes: changes, token: ChangeToken(generation: max(newest, try ChangeLog.generation(connection))))
     }

@@ -107,7 +107,8 @@ extension Store {
         return try submit(changes)
     }
 
-    /// Deletes every object whose ID is in `ids`, in one statement.
+    /// Deletes every object whose ID is in `ids`, in one statement; IDs not in the store are
+    /// skipped (a sync can apply a server's deletions whether or not it had the objects).
     @discardableResult
     public func deleteAll<E: Entity, C: Collection>(_ type: E.Type, ids: C) throws -> Submission where C.Element == E.ID {
         var changes = ChangeSet()

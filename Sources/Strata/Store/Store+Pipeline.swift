@@ -30,8 +30,25 @@ struct PipelineState {
     var isDraining = false
     /// The change-log generation as of the last commit of change sets up to ``resolvedThrough``.
     var committedGeneration: Int64 = 0
-    /// The newest change set that failed for good (its changes never reached SQLite).
-    var lastFailedSequence: UInt64 = 0
+    /// The generation just before the first change this store saw committed by someone else
+    /// (another connection or process, or ``Store/write(_:)``) since it opened: contexts never
+    /// merged such changes, so nothing they hold may claim a generation past it. Nil while every
+    /// commit since open came through the pipeline.
+    var outsideWriteFloor: Int64?
+
+    /// Names a change set after `low` and up to `high` that failed for good, if any. Failures are
+    /// remembered for the newest ``rememberedFailures`` change sets: when that window no longer
+    /// reaches back to `low`, one may have been forgotten, and the answer says so (to be safe).
+    func failure(after low: UInt64, through high: UInt64) -> String? {
+        if let found = permanentFailures.keys.filter({ $0 > low && $0 <= high }).min() { return "change set \(found)" }
+        if permanentFailures.count >= Self.rememberedFailures, let oldest = permanentFailures.keys.min(),
+           oldest > low + 1, low < high {
+            return "a change set between \(low + 1) and \(oldest - 1) (too many failures to tell which)"
+        }
+        return nil
+    }
+
+    static let rememberedFailures = 10_000
 
     /// Someone waiting for change sets to be resolved: `persist()` (through a sequence) or a
     /// ``Submission`` (exactly one sequence).
@@ -188,10 +205,15 @@ extension Store {
         guard let first = batch.first, let last = batch.last else { return }
         defer { pipeline.withLock { $0.isDraining = false } }
         var failures: [UInt64: StrataError] = [:]
-        let generation: Int64
+        let generations: (before: Int64, after: Int64)
         do {
-            generation = try writer.run { writer in
-                let generation = try writer.connection.inTransaction(.immediate) { () throws -> Int64 in
+            generations = try withOpenWriter { writer in
+                let generations = try writer.connection.inTransaction(.immediate) { () throws -> (Int64, Int64) in
+                    // What the log holds before this batch: past the last commit of the pipeline
+                    // only if someone else committed in between.
+                    let before = try ChangeLog.generation(writer.connection)
+                    // The writer logs its change sets itself; the triggers stand aside until the commit.
+                    try ChangeLog.markWriter(true, writer.connection)
                     for item in batch {
                         do {
                             try writer.connection.inSavepoint { try writer.apply(item.changes) }
@@ -203,18 +225,19 @@ extension Store {
                             failures[item.sequence] = error
                         }
                     }
+                    try ChangeLog.markWriter(false, writer.connection)
                     // Read inside the transaction: exactly the state this commit leaves.
-                    return try ChangeLog.generation(writer.connection)
+                    return (before, try ChangeLog.generation(writer.connection))
                 }
-                try pruneChangeLogIfNeeded(writer.connection, generation: generation)
-                return generation
+                try pruneChangeLogIfNeeded(writer.connection, generation: generations.1)
+                return generations
             }
         } catch {
             retry(after: Self.strataError(error, path: path), first: first.sequence, last: last.sequence)
             return
         }
         let failed = batch.filter { failures[$0.sequence] != nil }.map { ($0.sequence, $0.changes) }
-        committed(batch.count, through: last.sequence, generation: generation, failures: failures, failed: failed)
+        committed(batch.count, through: last.sequence, generations: generations, failures: failures, failed: failed)
     }
 
     private static func keepNewest(_ limit: Int, of failures: inout [UInt64: StrataError]) {
@@ -234,16 +257,18 @@ extension Store {
         }
     }
 
-    private func committed(_ count: Int, through last: UInt64, generation: Int64, failures: [UInt64: StrataError],
-                           failed: [(UInt64, ChangeSet)]) {
+    private func committed(_ count: Int, through last: UInt64, generations: (before: Int64, after: Int64),
+                           failures: [UInt64: StrataError], failed: [(UInt64, ChangeSet)]) {
         let (ready, observers) = pipeline.withLock { state -> ([(PipelineState.Waiter, Result<Void, Error>)], [AsyncStream<StrataError>.Continuation]) in
             state.pending.removeFirst(count)
             state.resolvedThrough = last
-            state.committedGeneration = generation
+            if generations.before != state.committedGeneration, state.outsideWriteFloor == nil {
+                state.outsideWriteFloor = state.committedGeneration
+            }
+            state.committedGeneration = generations.after
             state.retryAttempt = 0
             state.transientError = nil
             state.unreportedFailures.merge(failures) { a, _ in a }
-            if let newest = failures.keys.max() { state.lastFailedSequence = max(state.lastFailedSequence, newest) }
             state.permanentFailures.merge(failures) { a, _ in a }
             // Contexts merged these optimistically at acceptance: tell them, in order, to undo.
             for (sequence, changes) in failed {
@@ -251,7 +276,7 @@ extension Store {
             }
             // Memory stays bounded when nobody asks: the oldest failures are forgotten first.
             Self.keepNewest(1_000, of: &state.unreportedFailures)
-            Self.keepNewest(10_000, of: &state.permanentFailures)
+            Self.keepNewest(PipelineState.rememberedFailures, of: &state.permanentFailures)
             var ready: [(PipelineState.Waiter, Result<Void, Error>)] = []
             var waiting: [PipelineState.Waiter] = []
             for waiter in state.waiters {
@@ -299,10 +324,36 @@ extension Store {
         return StrataError(.sqlite, "\(error)", path: path)
     }
 
-    /// Waits for everything pending, then refuses further change sets.
+    /// Refuses further change sets, waits until everything accepted is committed, then closes
+    /// the SQLite connection: when `close()` returns, the file and its locks are released
+    /// (another process may switch its journal mode, copy it or delete it). Afterwards
+    /// ``submit(_:)`` and every read or write throw `.closed`; contexts keep what they hold in
+    /// memory. Calling it again is harmless.
+    ///
+    /// - Throws: the failure that keeps accepted changes pending (the connection then stays
+    ///   open and keeps retrying them; call `close()` again to wait for them), or a permanent
+    ///   failure nobody was told about (the connection is closed all the same).
     public func close() async throws {
-        try await persist()
         pipeline.withLock { $0.isClosed = true }
-        _ = try await onQueue { writer in try writer.connection.checkpoint(.passive) }
+        var unreported: Error?
+        do {
+            try await persist()
+        } catch let error as StrataError where error.isTransient {
+            throw error
+        } catch {
+            unreported = error
+        }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+            queue.async {
+                continuation.resume(with: Result {
+                    try self.writer.run { writer in
+                        guard !writer.connection.isClosed else { return }
+                        defer { writer.connection.close() }
+                        _ = try writer.connection.checkpoint(.passive)
+                    }
+                })
+            }
+        }
+        if let unreported { throw unreported }
     }
 }

@@ -52,13 +52,19 @@ public final class Store: Sendable {
     /// Opens (or creates) the database at `path` and brings its schema up to date.
     ///
     /// The work — `sqlite3_open_v2`, WAL setup, migrations — runs on the store's queue.
+    ///
+    /// A missing file, a zero-length file and an SQLite database without any table (SQLite's
+    /// own view of an empty file) become a new store. Any other SQLite database that is not a
+    /// Strata store (another application's tables) is refused with `.notADatabase` before
+    /// anything is written: the file is left byte for byte as it was.
     /// - Parameters:
     ///   - path: The database file. Its directory must exist.
     ///   - entities: Every entity type the store holds.
     ///   - migrations: Named migrations, in the order they must run.
     ///   - configuration: Durability, timeouts, logging.
     /// - Throws: ``StrataError`` — `.cannotOpen` (missing directory, no permission),
-    ///   `.notADatabase`, `.newerSchema`, `.migrationFailed`, `.unsupportedAttribute`.
+    ///   `.notADatabase` (not SQLite, or another application's database), `.newerSchema`,
+    ///   `.migrationFailed`, `.unsupportedAttribute`.
     public static func open(
         at path: String, entities: [any Entity.Type], migrations: [Migration] = [],
         configuration: StoreConfiguration = .default
@@ -70,7 +76,8 @@ public final class Store: Sendable {
             (continuation: CheckedContinuation<(QueueConfined<Writer>, SchemaMigrator.Outcome), Error>) in
             queue.async {
                 continuation.resume(with: Result {
-                    let connection = try Connection(path: path, options: configuration.connectionOptions)
+                    let connection = try Connection(path: path, options: configuration.connectionOptions,
+                                                    inspect: SchemaMigrator.refuseForeignDatabase)
                     connection.setTrace(configuration.statementObserver)
                     for function in configuration.functions { try connection.register(function) }
                     let migrator = SchemaMigrator(schemas: registry.schemas, migrations: migrations,
@@ -98,11 +105,22 @@ public final class Store: Sendable {
     public func schema<E: Entity>(of type: E.Type) throws -> EntitySchema { try registry.schema(for: type) }
 
     /// Runs `body` on the store's queue with the writer.
+    /// - Throws: `.closed` after ``close()`` closed the connection.
     func onQueue<T: Sendable>(_ body: @escaping @Sendable (Writer) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             queue.async {
-                continuation.resume(with: Result { try self.writer.run(body) })
+                continuation.resume(with: Result { try self.withOpenWriter(body) })
             }
+        }
+    }
+
+    /// Runs `body` with the writer, on the queue, unless the connection was closed.
+    func withOpenWriter<T>(_ body: (Writer) throws -> T) throws -> T {
+        try writer.run { writer in
+            guard !writer.connection.isClosed else {
+                throw StrataError(.closed, "the store at \(path) is closed", path: path)
+            }
+            return try body(writer)
         }
     }
 

@@ -27,6 +27,7 @@ public struct StoreConfiguration: Sendable {
         return configuration
     }
 
+    /// How hard a commit waits for the disk (`PRAGMA synchronous`); `.normal` unless changed.
     public var synchronous: Synchronous = .normal
     /// How long a write waits for another connection's lock before reporting ``StrataError/Code/busy``.
     public var busyTimeout: TimeInterval = 5
@@ -36,6 +37,7 @@ public struct StoreConfiguration: Sendable {
     public var qualityOfService: DispatchQoS = .utility
     /// The first delay before retrying after a transient failure; it doubles up to ``maximumRetryDelay``.
     public var initialRetryDelay: TimeInterval = 0.05
+    /// The longest delay between two retries after transient failures.
     public var maximumRetryDelay: TimeInterval = 5
     /// Whether errors may show statement arguments (they may hold user data).
     public var publicStatementArguments = false
@@ -53,12 +55,18 @@ public struct StoreConfiguration: Sendable {
     public var changeLogLimit = 500_000
     /// Custom SQL functions registered on the connection.
     public var functions: [SQLFunction] = []
-    /// Where Strata's diagnostics go.
+    /// Where Strata's diagnostics go: a swift-log `Logger` labelled `strata`, at level `.info`,
+    /// writing through the handler the app's `LoggingSystem` chooses (standard error by default).
+    ///
+    /// Routine work is logged at `.debug`, so by default Strata is silent until something needs
+    /// attention (see ``LogLevel``). To change only the level, set ``logLevel``; to send the
+    /// messages elsewhere, assign a logger with your own handler.
     public var logger = Logger(label: "strata")
     /// Called with the SQL of every statement the store runs, on the store's queue. For tests and
     /// debugging: it sees exactly what reaches SQLite.
     public var statementObserver: (@Sendable (String) -> Void)?
 
+    /// The defaults; the same as ``default``.
     public init() {}
 
     var connectionOptions: Connection.Options {

@@ -15,6 +15,8 @@ final class Writer {
     /// Per-entity SQL, encoder and decoder, built on first use.
     final class EntityStatements {
         let schema: EntitySchema
+        /// The entity's code in the change log (its `strata_entities` rowid).
+        let code: Int64
         let encoder: RowEncoder
         let decoder: RowDecoder<Statement>
         let rowDecoder: RowDecoder<[DatabaseValue]>
@@ -23,8 +25,9 @@ final class Writer {
         let updateSQL: String
         let deleteSQL: String
 
-        init(schema: EntitySchema) {
+        init(schema: EntitySchema, code: Int64) {
             self.schema = schema
+            self.code = code
             encoder = RowEncoder(schema: schema)
             decoder = RowDecoder(schema: schema)
             rowDecoder = RowDecoder(schema: schema)
@@ -52,66 +55,96 @@ final class Writer {
 
     func statements(for entity: String) throws -> EntityStatements {
         if let existing = entities[entity] { return existing }
-        let created = EntityStatements(schema: try registry.schema(named: entity))
+        let code = Int64.fromDatabaseValue(try connection.rows("SELECT rowid FROM \(SchemaMigrator.entitiesTable) WHERE name = ?",
+                                                               [.text(entity)]).first?.first ?? .null)
+        guard let code else {
+            throw StrataError(.corrupt, "entity \(entity) is not recorded in \(SchemaMigrator.entitiesTable)", path: connection.path)
+        }
+        let created = EntityStatements(schema: try registry.schema(named: entity), code: code)
         entities[entity] = created
         return created
     }
 
     // MARK: Applying change sets
 
+    /// Applies a change set and logs it (inside the caller's savepoint, so a failing change set
+    /// leaves no entry): one log entry per run of same-kind operations.
     func apply(_ changes: ChangeSet) throws {
+        var log = ChangeLog.Batch()
         for operation in changes.operations {
-            try apply(operation)
+            try apply(operation, log: &log)
         }
+        try log.write(connection)
     }
 
-    private func apply(_ operation: ChangeSet.Operation) throws {
+    private func apply(_ operation: ChangeSet.Operation, log: inout ChangeLog.Batch) throws {
         let entity = try statements(for: operation.entityName)
         let schema = entity.schema
         switch operation {
         case .save(let object, let mode):
             let row = try entity.encoder.encode(object)
+            let key = row[schema.primaryKeyIndex]
             do {
                 switch mode {
-                case .insert: try connection.prepare(entity.insertSQL).run(row)
-                case .upsert: try connection.prepare(entity.upsertSQL).run(row)
+                case .insert:
+                    try connection.prepare(entity.insertSQL).run(row)
+                    log.append(code: entity.code, op: ChangeLog.insert, key: key)
+                case .upsert:
+                    // An upsert that updates leaves the last inserted rowid alone: reset, it tells which.
+                    connection.lastInsertedRowID = 0
+                    try connection.prepare(entity.upsertSQL).run(row)
+                    if connection.changes > 0 {
+                        log.append(code: entity.code, op: connection.lastInsertedRowID != 0 ? ChangeLog.insert : ChangeLog.update,
+                                   key: key)
+                    }
                 case .update:
                     try connection.prepare(entity.updateSQL).run(entity.updateArguments(row))
                     if connection.changes == 0 {
                         throw StrataError(.objectNotFound, "cannot update \(schema.name) \(object.id): it is not in the store",
                                           entity: schema.name, objectID: "\(object.id)")
                     }
+                    log.append(code: entity.code, op: ChangeLog.update, key: key)
                 }
             } catch let error as StrataError {
                 throw error.with(entity: schema.name, objectID: "\(object.id)")
             }
         case .delete(_, let id):
+            // Idempotent: deleting an object that is not stored leaves it not stored, as asked
+            // (unlike an update, whose values would be lost), so nothing fails.
             try connection.prepare(entity.deleteSQL).run([id])
+            if connection.changes > 0 { log.append(code: entity.code, op: ChangeLog.delete, key: id) }
         case .bulkUpdate(_, let target, let assignments):
             let set = assignments.map { schema.attributes[schema.position(of: $0.attribute)!].column.quotedIdentifier + " = ?" }
                 .joined(separator: ", ")
-            try runBulk("UPDATE \(schema.table.quotedIdentifier) SET \(set)", assignments.map(\.value), target, schema)
+            let keys = try runBulk("UPDATE \(schema.table.quotedIdentifier) SET \(set)", assignments.map(\.value), target, schema)
+            log.append(code: entity.code, op: ChangeLog.update, keys: keys)
         case .bulkDelete(_, let target):
-            try runBulk("DELETE FROM \(schema.table.quotedIdentifier)", [], target, schema)
+            let keys = try runBulk("DELETE FROM \(schema.table.quotedIdentifier)", [], target, schema)
+            log.append(code: entity.code, op: ChangeLog.delete, keys: keys)
         }
     }
 
+    /// Runs a bulk statement and returns the keys of the rows it changed (`RETURNING`), in order.
     private func runBulk(_ prefix: String, _ leading: [DatabaseValue], _ target: ChangeSet.BulkTarget,
-                         _ schema: EntitySchema) throws {
+                         _ schema: EntitySchema) throws -> [DatabaseValue] {
+        let returning = " RETURNING \(schema.primaryKey.column.quotedIdentifier)"
         switch target {
         case .filter(let filter):
             let (condition, arguments) = try ResolvedFilter(filter, schema: schema).sql()
-            try connection.prepare(prefix + " WHERE " + condition, cached: false).run(leading + arguments)
+            return try connection.prepare(prefix + " WHERE " + condition + returning, cached: false)
+                .rows(leading + arguments).map { $0[0] }
         case .ids(let ids):
+            var keys: [DatabaseValue] = []
             let chunk = max(1, connection.maxVariableCount - leading.count)
             var start = ids.startIndex
             while start < ids.endIndex {
                 let end = min(start + chunk, ids.endIndex)
                 let sql = prefix + " WHERE \(schema.primaryKey.column.quotedIdentifier) IN ("
-                    + Array(repeating: "?", count: end - start).joined(separator: ",") + ")"
-                try connection.prepare(sql, cached: false).run(leading + ids[start..<end])
+                    + Array(repeating: "?", count: end - start).joined(separator: ",") + ")" + returning
+                keys += try connection.prepare(sql, cached: false).rows(leading + ids[start..<end]).map { $0[0] }
                 start = end
             }
+            return keys
         }
     }
 

@@ -14,13 +14,15 @@ import Foundation
 public struct StrataError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is. New codes may be added in later versions.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Base: String, Hashable, Sendable {
+        // Internal (not private) so that `StrataError+Bridging.swift` can switch over it
+        // exhaustively: a new code cannot be added without its NSError number and texts.
+        enum Base: String, Hashable, Sendable, CaseIterable {
             case sqlite, busy, diskFull, ioError, constraint, notADatabase, cannotOpen, corrupt
             case newerSchema, migrationFailed, unsupportedAttribute, typeMismatch, unexpectedNull
             case missingColumn, unknownEntity, unknownAttribute, invalidValue, objectNotFound
             case conflict, invalidSnapshot, closed, misuse, interrupted
         }
-        private let base: Base
+        let base: Base
         private init(_ base: Base) { self.base = base }
 
         /// Any other SQLite failure; see ``StrataError/sqliteCode``.
@@ -70,6 +72,7 @@ public struct StrataError: Error, Sendable, CustomStringConvertible {
         /// The operation was interrupted (cancelled).
         public static let interrupted = Code(.interrupted)
 
+        /// The code's name, as written after `.` in Swift (`"constraint"`, `"diskFull"`).
         public var description: String { base.rawValue }
     }
 
@@ -94,6 +97,16 @@ public struct StrataError: Error, Sendable, CustomStringConvertible {
     /// SQLite's extended result code, if the failure came from SQLite.
     public var extendedSQLiteCode: Int32?
 
+    /// Creates an error; Strata's own errors fill in every context field that applies.
+    ///
+    /// - Parameters:
+    ///   - code: What kind of failure this is.
+    ///   - message: What happened, in words (a sentence fragment: "cannot update Article 42: …").
+    ///   - path: The file involved.
+    ///   - entity: The entity involved.
+    ///   - attribute: The attribute (or column) involved.
+    ///   - objectID: The primary key of the object involved, as text.
+    ///   - sql: The SQL statement that failed.
     public init(
         _ code: Code, _ message: String, path: String? = nil, entity: String? = nil,
         attribute: String? = nil, objectID: String? = nil, sql: String? = nil
@@ -112,16 +125,28 @@ public struct StrataError: Error, Sendable, CustomStringConvertible {
         code == .busy || code == .diskFull || code == .ioError || code == .interrupted
     }
 
+    /// The code, the message and every context field, for logs and debugging:
+    /// `constraint: UNIQUE constraint failed: articles.url [entity Article] [id 42] [file …] [SQLite 19/2067] [SQL: …]`.
+    /// ``localizedDescription`` is the shorter text for people (see `StrataError+Bridging.swift`).
     public var description: String {
         var text = "\(code): \(message)"
-        if let entity { text += " [entity \(entity)" + (attribute.map { ", attribute \($0)" } ?? "") + "]" }
-        else if let attribute { text += " [attribute \(attribute)]" }
-        if let objectID { text += " [id \(objectID)]" }
-        if let path { text += " [file \(path)]" }
+        for (label, value) in location { text += " [\(label) \(value)]" }
         if let sqliteCode { text += " [SQLite \(sqliteCode)/\(extendedSQLiteCode ?? sqliteCode)]" }
         if let sql { text += " [SQL: \(sql)]" }
         if let arguments { text += " [arguments: \(arguments)]" }
         return text
+    }
+
+    /// Where the failure happened — the entity, attribute, object and file it names — as
+    /// `(label, value)` pairs, most specific first. One rendering of the context for
+    /// ``description`` and ``errorDescription``.
+    var location: [(label: String, value: String)] {
+        var pairs: [(label: String, value: String)] = []
+        if let entity { pairs.append(("entity", entity)) }
+        if let attribute { pairs.append(("attribute", attribute)) }
+        if let objectID { pairs.append(("id", objectID)) }
+        if let path { pairs.append(("file", path)) }
+        return pairs
     }
 
     func with(entity: String? = nil, attribute: String? = nil, objectID: String? = nil) -> StrataError {

@@ -37,9 +37,10 @@ final class ProbeRun: @unchecked Sendable {
     private var inputFD: Int32
     private static let spawning = NSLock()
 
-    /// Starts the probe with `arguments`; its stderr goes to ours when `showErrors`, else nowhere.
-    init(_ arguments: [String], showErrors: Bool = false) throws {
-        guard let url = CrashProbe.url else {
+    /// Starts the probe (or `executable`) with `arguments`; its stderr goes to ours when
+    /// `showErrors`, into its output lines when `errorsInOutput`, else nowhere.
+    init(_ arguments: [String], executable: URL? = nil, showErrors: Bool = false, errorsInOutput: Bool = false) throws {
+        guard let url = executable ?? CrashProbe.url else {
             throw StrataTestError("""
                 StrataProbe is not built next to the tests; run `swift build --build-tests` \
                 or point STRATA_PROBE at it
@@ -64,7 +65,11 @@ final class ProbeRun: @unchecked Sendable {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, input[0], 0)
         posix_spawn_file_actions_adddup2(&actions, output[1], 1)
-        if !showErrors { posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
+        if errorsInOutput {
+            posix_spawn_file_actions_adddup2(&actions, output[1], 2)
+        } else if !showErrors {
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        }
 
         // The child starts with default signal handling, whatever this process ignores.
         var attributes = posix_spawnattr_t()
