@@ -8,10 +8,9 @@ struct CheckCommand: ParsableCommand {
         commandName: "check",
         abstract: "Check a store (and optionally a snapshot); exit code 1 when anything is wrong.",
         discussion: """
-            Checks: SQLite's integrity_check and foreign_key_check; the change log (every generation after
-            the floor present, entries name known entities); each entity's table, columns, indexes,
-            full-text table and change-log triggers; with --snapshot, that the snapshot would warm-start
-            the store. The store is opened read-only.
+            Checks: SQLite's integrity_check and foreign_key_check; the change log (every generation after the floor present, entries name known entities); each entity's table, columns, indexes, full-text table and change-log triggers; with --snapshot, that the snapshot would warm-start the store. The store is opened read-only.
+
+            A damaged store (truncated, or with pages SQLite cannot read) is a failed check: SQLite's integrity report says what is wrong, and the checks it kept from running say why.
 
             Examples:
               strata check reader.sqlite
@@ -30,9 +29,17 @@ struct CheckCommand: ParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
+    /// Problems listed per check; the rest are counted.
+    static let shownProblems = 20
+
     func run() throws {
-        common.logger().debug("opening read-only", metadata: ["path": "\(db)"])
-        let report = try StoreInspector(path: db).check(snapshot: snapshot)
+        let report: CheckReport
+        do {
+            report = try StoreInspector.open(db, logging: common).check(snapshot: snapshot)
+        } catch let error as StrataError where error.code == .corrupt {
+            common.logger().debug("damaged file", metadata: ["path": "\(db)", "error": "\(error)"])
+            report = try StoreInspector.checkDamagedFile(at: db, snapshot: snapshot, openError: error)
+        }
         let console = Console.current
         if json {
             console.line(JSONValue.object([
@@ -44,22 +51,35 @@ struct CheckCommand: ParsableCommand {
                 })),
             ]).rendered())
         } else {
-            console.line("check \(db)")
-            let width = (report.items.map(\.name.count).max() ?? 0) + 2
-            for item in report.items {
-                let name = item.name.padding(toLength: width, withPad: " ", startingAt: 0)
-                if item.passed {
-                    console.line("  \(name)ok      \(item.detail)")
-                } else {
-                    console.line("  \(name)FAILED")
-                    for problem in item.problems.prefix(20) { console.line("    - \(problem)") }
-                    if item.problems.count > 20 { console.line("    - … and \(item.problems.count - 20) more") }
-                }
-            }
-            let failed = report.items.filter { !$0.passed }.count
-            console.line(failed == 0 ? "all \(report.items.count) checks passed"
-                         : "\(failed) of \(report.items.count) checks failed")
+            for line in Self.lines(report, db: db) { console.line(line) }
         }
         if !report.passed { throw ExitCode(ExitStatus.failure) }
+    }
+
+    /// The text report: a line per check, its problems indented under it — each line of a
+    /// multi-line problem (SQLite's integrity report) too.
+    static func lines(_ report: CheckReport, db: String) -> [String] {
+        var lines = ["check \(db)"]
+        let width = (report.items.map(\.name.count).max() ?? 0) + 2
+        for item in report.items {
+            let name = item.name.padding(toLength: width, withPad: " ", startingAt: 0)
+            if item.passed {
+                lines.append("  \(name)ok      \(item.detail)")
+                continue
+            }
+            lines.append("  \(name)FAILED")
+            for problem in item.problems.prefix(shownProblems) {
+                for (index, line) in problem.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                    lines.append((index == 0 ? "    - " : "      ") + line)
+                }
+            }
+            if item.problems.count > shownProblems {
+                lines.append("    - … and \(Format.count(item.problems.count - shownProblems, "more problem"))")
+            }
+        }
+        let failed = report.items.filter { !$0.passed }.count
+        lines.append(failed == 0 ? "all \(Format.count(report.items.count, "check")) passed"
+                     : "\(failed) of \(Format.count(report.items.count, "check")) failed")
+        return lines
     }
 }

@@ -7,13 +7,9 @@ struct DemoCommand: AsyncParsableCommand {
         commandName: "demo",
         abstract: "Run the offline RSS reader demo: sync import, bulk update, merge conflict, search, warm vs cold start.",
         discussion: """
-            Steps: 1 first launch (no snapshot: cold start); 2 sync import on worker contexts while the main
-            context's live query and counts update; 3 a bulk "read elsewhere" update; 4 a merge conflict between
-            the main context and a worker; 5 full-text search; 6 snapshot, then two relaunches in fresh
-            processes, warm from the snapshot and cold from SQLite, with an integrity check; 7 a summary table.
+            Steps: 1 first launch (no snapshot: cold start); 2 sync import on worker contexts while the main context's live query and counts update; 3 a bulk "read elsewhere" update; 4 a merge conflict between the main context and a worker; 5 full-text search; 6 snapshot, then two relaunches in fresh processes, warm from the snapshot and cold from SQLite, with an integrity check; 7 a summary table.
 
-            The data is generated deterministically from --seed. Each run starts by deleting the previous run's
-            store and snapshot at the same path (only if that store is the demo's own).
+            The data is generated deterministically from --seed. Each run starts by deleting the previous run's store and snapshot at the same path (only if that store is the demo's own). Options that would leave a step nothing to show are refused. Ctrl-C stops the demo and says how many articles were committed to the store (exit code 130).
 
             Examples:
               strata demo
@@ -31,12 +27,12 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "Seed for the generated data.")
     var seed: UInt64 = 42
 
-    @Option(help: "The store file (default: $XDG_DATA_HOME/strata/demo.sqlite or ~/.local/share/strata/demo.sqlite); the snapshot is written beside it.",
+    @Option(help: "The store file, in a directory that exists (default: $XDG_DATA_HOME/strata/demo.sqlite or ~/.local/share/strata/demo.sqlite, where ~ is $HOME); the snapshot is written beside it.",
             completion: .file())
     var path: String?
 
-    @Option(help: "How many articles the sync API reports as read elsewhere.")
-    var readElsewhere = 10_000
+    @Option(help: "How many articles the sync API reports as read elsewhere (default: a tenth of the articles).")
+    var readElsewhere: Int?
 
     @Option(help: "Number of worker contexts importing.")
     var workers = 4
@@ -52,18 +48,29 @@ struct DemoCommand: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
+    private var readElsewhereCount: Int { readElsewhere ?? StepRequirements.defaultReadElsewhere(articles: articles) }
+
     func validate() throws {
         guard feeds >= 1 else { throw ValidationError("--feeds must be at least 1") }
         guard articles >= 1, articles <= 999_999 else { throw ValidationError("--articles must be between 1 and 999,999") }
-        guard readElsewhere >= 0 else { throw ValidationError("--read-elsewhere must be 0 or more") }
+        guard readElsewhereCount >= 1 else {
+            throw ValidationError("--read-elsewhere must be at least 1 (step 3 marks that many articles read)")
+        }
         guard workers >= 1, workers <= 64 else { throw ValidationError("--workers must be between 1 and 64") }
         guard batch >= 1 else { throw ValidationError("--batch must be at least 1") }
+        try StepRequirements.check(DataGenerator(seed: seed, feeds: feeds, articles: articles), readElsewhere: readElsewhereCount)
     }
 
     func run() async throws {
-        let options = DemoOptions(feeds: feeds, articles: articles, seed: seed,
-                                  paths: DemoPaths(store: try path ?? DemoPaths.defaultStore()),
-                                  readElsewhere: readElsewhere, workers: workers, batchSize: batch, json: json,
+        let store: String
+        if let path {
+            try DemoPaths.requireDirectory(of: path)
+            store = path
+        } else {
+            store = try DemoPaths.defaultStore()
+        }
+        let options = DemoOptions(feeds: feeds, articles: articles, seed: seed, paths: DemoPaths(store: store),
+                                  readElsewhere: readElsewhereCount, workers: workers, batchSize: batch, json: json,
                                   executable: executable ?? Relauncher.currentExecutable, verbose: common.verbose)
         try await Self.run(options, console: Console.current, common: common)
     }

@@ -7,6 +7,9 @@ public enum ExitStatus {
     public static let failure: Int32 = 1
     /// Bad usage: unknown option, bad value, an unknown entity or attribute in `--where`.
     public static let usage: Int32 = 2
-    /// Bad input file: missing, not SQLite, not a Strata store, from a newer Strata, corrupt.
+    /// Bad input file: missing, not SQLite, not a Strata store, from a newer Strata, corrupt (which
+    /// `check` reports as a failed check instead).
     public static let badInput: Int32 = 3
+    /// Interrupted by Ctrl-C (SIGINT) — 128 plus the signal's number, as shells report it.
+    public static let interrupted: Int32 = 130
 }

@@ -13,6 +13,12 @@ enum Format {
         return (value < 0 ? "-" : "") + grouped
     }
 
+    /// A count and its noun, singular for one: `1 article`, `100,000 articles`, `1 entity`.
+    /// - Parameter plural: the plural when it is not the noun with an `s` (`entities`).
+    static func count<I: BinaryInteger>(_ value: I, _ noun: String, plural: String? = nil) -> String {
+        count(value) + " " + (value == 1 ? noun : plural ?? noun + "s")
+    }
+
     /// Binary units: `512 B`, `12.3 KiB`, `4.56 MiB`.
     static func bytes<I: BinaryInteger>(_ value: I) -> String {
         let bytes = Double(Int64(value))

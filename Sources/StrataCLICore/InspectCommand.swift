@@ -7,7 +7,7 @@ struct InspectCommand: ParsableCommand {
         commandName: "inspect",
         abstract: "Show a store's entities, row counts, schema version, generation, sizes, indexes and change log.",
         discussion: """
-            The store is opened read-only: inspecting never changes it.
+            The store is opened read-only: inspecting never changes it. This works in a directory you cannot write too (as do query, check and snapshot info): there, a store without its -shm file is read as its database file alone, and a warning says when a -wal beside it could not be read.
 
             Examples:
               strata inspect reader.sqlite
@@ -24,9 +24,7 @@ struct InspectCommand: ParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func run() throws {
-        let logger = common.logger()
-        logger.debug("opening read-only", metadata: ["path": "\(db)"])
-        let summary = try StoreInspector(path: db).summary()
+        let summary = try StoreInspector.open(db, logging: common).summary()
         let console = Console.current
         if json {
             console.line(summary.json.rendered())

@@ -99,11 +99,11 @@ struct PredicateBinder {
         case (.real, .integer(let value)): return .integer(value)
         case (.integer, _), (.real, _): throw mismatch("a number")
         case (.date, .string(let text)):
-            guard let date = Self.date(text) else {
-                throw PredicateSyntaxError(message: "'\(text)' is not an ISO 8601 date (2024-05-01 or 2024-05-01T12:00:00Z)",
-                                     column: literal.column)
+            do {
+                return try ISO8601Date.parse(text).databaseValue
+            } catch {
+                throw PredicateSyntaxError(message: error.description, column: literal.column)
             }
-            return date.databaseValue
         case (.date, .integer(let value)): return .integer(value)
         case (.date, .real(let value)): return .real(value)
         case (.date, _): throw mismatch("an ISO 8601 date string")
@@ -118,19 +118,6 @@ struct PredicateBinder {
                                               column: literal.column)
         default: throw mismatch("a quoted string")
         }
-    }
-
-    static func date(_ text: String) -> Date? {
-        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle()) { return date }
-        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return date }
-        let parts = text.split(separator: "-")
-        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-              let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]) else { return nil }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        let components = DateComponents(year: year, month: month, day: day)
-        guard components.isValidDate(in: calendar) else { return nil }
-        return calendar.date(from: components)
     }
 
     static func describe(_ type: AttributeType) -> String {

@@ -9,23 +9,28 @@ struct QueryCommand: ParsableCommand {
         abstract: "Query one entity of a store with a small predicate syntax.",
         discussion: """
             --where syntax (keywords are case-insensitive):
-              comparisons   attribute = value, != (or <>), <, <=, >, >=
-              lists         attribute IN (1, 2, 3), attribute NOT IN ('a', 'b')
-              null          attribute IS NULL, attribute IS NOT NULL (= null and != null also work)
-              text          attribute BEGINSWITH 'Sw', attribute CONTAINS 'Linux' (case-sensitive)
-              full text     MATCH 'swift concurr*' (every word must occur; word* is a prefix)
-              booleans      isRead = false, or a bare attribute: isStarred, NOT isRead
-              combine       AND, OR, NOT, parentheses
-              values        integers, reals, 'strings' (or "strings"; '' escapes a quote), true, false, null;
-                            dates as ISO 8601 strings: '2024-05-01', '2024-05-01T12:00:00Z'
+              comparisons  attribute = value, != (or <>), <, <=, >, >=
+              lists        attribute IN (1, 2, 3), attribute NOT IN ('a', 'b')
+              null         attribute IS NULL, attribute IS NOT NULL (or = null, != null)
+              text         attribute BEGINSWITH 'Sw', attribute CONTAINS 'Linux'
+                           (both case-sensitive)
+              full text    MATCH 'swift concurr*' (all words must occur; word* is a prefix)
+              booleans     isRead = false, or a bare attribute: isStarred, NOT isRead
+              combine      AND, OR, NOT, parentheses
+              values       integers, reals, 'strings' (or "strings"; '' escapes a quote),
+                           true, false, null; dates as ISO 8601 strings in UTC or with an
+                           offset: '2024-05-01', '2024-05-01T12:00:00Z',
+                           '2024-05-01T14:00:00.250+02:00'
 
-            --sort takes an attribute, optionally followed by :asc or :desc; repeat it for more keys.
-            Ties are broken by the primary key.
+            Dates are checked strictly: a month, day, hour, minute or second out of range (2024-02-30, 25:00) is an error, never rolled over.
+
+            --sort takes an attribute, optionally followed by :asc or :desc (or a space and asc or desc); repeat it for more keys. Ties are broken by the primary key.
 
             Examples:
-              strata query reader.sqlite Article --where "isRead = false AND feedID = 7" --sort published:desc
-              strata query reader.sqlite Article --where "MATCH 'swift actor*'" --limit 5 --json
-              strata query reader.sqlite Article --where "feedID = 7 AND isRead = false" --explain
+              strata query reader.sqlite Article --sort published:desc \\
+                  --where "isRead = false AND feedID = 7"
+              strata query reader.sqlite Article --where "MATCH 'swift actor*'" --json
+              strata query reader.sqlite Article --where "feedID = 7" --explain
             """
     )
 
@@ -67,8 +72,7 @@ struct QueryCommand: ParsableCommand {
     }
 
     func run() throws {
-        common.logger().debug("opening read-only", metadata: ["path": "\(db)"])
-        let inspector = try StoreInspector(path: db)
+        let inspector = try StoreInspector.open(db, logging: common)
         let schema = try inspector.entity(named: entity)
         var filter = Filter.all
         if let condition {
@@ -78,7 +82,7 @@ struct QueryCommand: ParsableCommand {
                 throw CLIFailure.usage("--where: \(error)")
             }
         }
-        let query = InspectionQuery(entity: schema.name, where: filter, sortedBy: try sort.map { try sortKey($0, schema) },
+        let query = InspectionQuery(entity: schema.name, where: filter, sortedBy: try sort.map { try Self.sortKey($0, schema) },
                                     limit: all ? nil : (limit ?? Self.defaultLimit), offset: offset)
         let output = QueryOutput(schema: schema, json: json, console: Console.current)
         if explain {
@@ -97,14 +101,21 @@ struct QueryCommand: ParsableCommand {
         output.rows(rows, matching: matching ?? rows.count + offset, offset: offset)
     }
 
-    private func sortKey(_ text: String, _ schema: EntitySchema) throws -> SortKey {
+    /// A `--sort` value: `ATTRIBUTE`, `ATTRIBUTE:DIRECTION` or `ATTRIBUTE DIRECTION`, the direction
+    /// `asc` or `desc` in any case.
+    static func sortKey(_ text: String, _ schema: EntitySchema) throws -> SortKey {
         var name = text.trimmingCharacters(in: .whitespaces)
         var ascending = true
-        for (suffix, isAscending) in [(":desc", false), (" desc", false), (":asc", true), (" asc", true)]
-        where name.lowercased().hasSuffix(suffix) {
-            name = String(name.dropLast(suffix.count)).trimmingCharacters(in: .whitespaces)
-            ascending = isAscending
-            break
+        if let separator = name.lastIndex(where: { $0 == ":" || $0 == " " }) {
+            let direction = String(name[name.index(after: separator)...])
+            switch direction.lowercased() {
+            case "asc": ascending = true
+            case "desc": ascending = false
+            case "": throw CLIFailure.usage("--sort: '\(text)' has no sort direction after the ':' (asc or desc)")
+            default:
+                throw CLIFailure.usage("--sort: unknown sort direction '\(direction)' in '\(text)' (use asc or desc)")
+            }
+            name = name[..<separator].trimmingCharacters(in: .whitespaces)
         }
         guard schema.position(of: name) != nil else {
             throw CLIFailure.usage("--sort: unknown attribute '\(name)' of entity \(schema.name) (it has: "

@@ -10,9 +10,7 @@ struct SnapshotInfoCommand: ParsableCommand {
         commandName: "info",
         abstract: "Show a snapshot's header, table of contents, sizes, compression ratio and validity.",
         discussion: """
-            The whole file is checked (header CRC, every LZ4 frame's checksum). With --store, it is also
-            checked against that store: same store, same schema, a generation the change log still reaches.
-            Exit code 1 when it is not valid for the store; 3 when the file cannot be read as a snapshot.
+            The whole file is checked (header CRC, every LZ4 frame's checksum). With --store, it is also checked against that store: same store, same schema, a generation the change log still reaches. Exit code 1 when it is not valid for the store; 3 when the file cannot be read as a snapshot.
 
             Examples:
               strata snapshot info reader.snapshot
@@ -35,7 +33,7 @@ struct SnapshotInfoCommand: ParsableCommand {
         guard FileManager.default.fileExists(atPath: file) else {
             throw CLIFailure.badInput("\(file): no such file")
         }
-        let inspector = try store.map { try StoreInspector(path: $0) }
+        let inspector = try store.map { try StoreInspector.open($0, logging: common) }
         let header: SnapshotHeader
         do {
             header = try Snapshot.verify(at: file)

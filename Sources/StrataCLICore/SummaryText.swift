@@ -13,7 +13,7 @@ enum SummaryText {
         field("change log", changeLog(summary.changeLog))
         let files = summary.files
         field("files", "database \(Format.bytes(files.database)), WAL \(files.wal.map { Format.bytes($0) } ?? "none"); "
-              + "\(Format.count(files.pageCount)) pages of \(Format.bytes(files.pageSize)), \(Format.count(files.freePages)) free")
+              + "\(Format.count(files.pageCount, "page")) of \(Format.bytes(files.pageSize)), \(Format.count(files.freePages)) free")
 
         lines.append("")
         lines.append("entities")
@@ -56,7 +56,7 @@ enum SummaryText {
 
     static func changeLog(_ range: ChangeLogRange) -> String {
         guard let oldest = range.oldest, let newest = range.newest else { return "empty, floor \(range.floor)" }
-        return "generations \(oldest)…\(newest) (\(Format.count(range.entries)) entries), floor \(range.floor)"
+        return "generations \(oldest)…\(newest) (\(Format.count(range.entries, "entry", plural: "entries"))), floor \(range.floor)"
     }
 
     static func origin(_ origin: IndexSummary.Origin) -> String {

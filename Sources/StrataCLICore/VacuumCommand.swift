@@ -8,7 +8,7 @@ struct VacuumCommand: ParsableCommand {
         commandName: "vacuum",
         abstract: "Checkpoint the WAL and VACUUM a store; report the bytes reclaimed.",
         discussion: """
-            Run it while no app has the store open. This is the only command that writes to the store.
+            This is the only command that writes to the store. It refuses to run while another connection (an app, another strata command) has the store open, and keeps others out while it runs. The WAL frames reported are the changes an app left in the WAL without checkpointing them (0 after a clean close).
 
             Example:
               strata vacuum reader.sqlite
@@ -41,9 +41,9 @@ struct VacuumCommand: ParsableCommand {
             return
         }
         console.line("vacuum \(db)")
-        console.line("  checkpoint  \(Format.count(report.checkpointedFrames)) WAL frames copied into the database file")
+        console.line("  checkpoint  \(Format.count(report.checkpointedFrames, "WAL frame")) copied into the database file")
         console.line("  pages       \(Format.count(report.pagesBefore)) → \(Format.count(report.pagesAfter)) "
-                     + "(\(Format.count(report.freePagesBefore)) were free)")
+                     + "(\(Format.count(report.freePagesBefore)) \(report.freePagesBefore == 1 ? "was" : "were") free)")
         console.line("  size        \(Format.bytes(report.bytesBefore)) → \(Format.bytes(report.bytesAfter)) "
                      + "(database and WAL); reclaimed \(Format.bytes(max(0, report.bytesReclaimed)))")
     }

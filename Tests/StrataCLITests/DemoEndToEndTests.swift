@@ -7,49 +7,21 @@ import Testing
 /// final counts against the generated data and the store it left, and that the warm relaunch
 /// loaded from the snapshot.
 @Suite struct DemoEndToEndTests {
-    /// The `strata` executable built next to this test bundle.
-    static func executable() throws -> String {
-        var directory = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0]).resolvingSymlinksInPath()
-            .deletingLastPathComponent()
-        #if os(Linux)
-        if let test = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            directory = URL(fileURLWithPath: test).deletingLastPathComponent()
-        }
-        #endif
-        for _ in 0..<5 {
-            let candidate = directory.appendingPathComponent("strata").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            directory = directory.deletingLastPathComponent()
-        }
-        throw CLIFailure(exitCode: 1, "the strata executable was not built next to the tests (build with --build-tests)")
-    }
-
-    /// Runs `strata` with `arguments` in a child process; returns its exit status and standard output.
-    static func run(_ arguments: [String]) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try executable())
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = try output.fileHandleForReading.readToEnd() ?? Data()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-    }
-
     @Test func smallDemoEndsWithTheExpectedCountsAndAWarmStart() async throws {
         let scratch = try Scratch()
         let path = scratch.path("reader.sqlite")
         let arguments = ["demo", "--feeds", "5", "--articles", "500", "--read-elsewhere", "100", "--seed", "3",
                          "--path", path, "--json"]
-        let (status, output) = try Self.run(arguments)
-        #expect(status == 0, "\(output)")
+        let run = try StrataProcess.run(arguments)
+        let output = run.output
+        #expect(run.status == 0, "\(run.error)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
 
         // What the generated data says the end state must be: 20% arrive read, 100 more are read
         // elsewhere, and the conflict's worker marks one more read; 5 + 1 starred.
         let generator = DataGenerator(seed: 3, feeds: 5, articles: 500)
         let arrivedUnread = (0..<500).filter { !generator.article($0).isRead }.count
+        #expect(generator.unreadOnArrival == arrivedUnread)
         let final = try #require(report["final"] as? [String: Int])
         #expect(final == ["feeds": 5, "articles": 500, "unread": arrivedUnread - 100 - 1, "starred": 6])
 
@@ -74,8 +46,9 @@ import Testing
         #expect(try inspector.snapshotValidity(at: scratch.path("reader.snapshot")) == .current)
 
         // Rerunnable, and plain lines (no escape codes) when standard output is not a terminal.
-        let (again, text) = try Self.run(Array(arguments.dropLast()))
-        #expect(again == 0, "\(text)")
+        let again = try StrataProcess.run(Array(arguments.dropLast()))
+        let text = again.output
+        #expect(again.status == 0, "\(again.error)")
         #expect(text.contains("\n1  First launch\n   no snapshot file → cold start from SQLite: 0 articles on screen"))
         #expect(text.contains("\n7  Summary\n"))
         #expect(text.contains("   ✓ warm launch used the snapshot\n"))
@@ -87,8 +60,8 @@ import Testing
         let scratch = try Scratch()
         let path = scratch.path("precious.sqlite")
         try Data("my notes".utf8).write(to: URL(fileURLWithPath: path))
-        let (status, _) = try Self.run(["demo", "--feeds", "1", "--articles", "10", "--path", path])
-        #expect(status == 3)
+        let run = try StrataProcess.run(["demo", "--feeds", "1", "--articles", "10", "--path", path])
+        #expect(run.status == 3)
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data("my notes".utf8))
     }
 }

@@ -52,12 +52,13 @@ import Testing
         let store = try await Store.open(at: fixture.store, entities: [Feed.self, Article.self])
         try store.updateAll(Article.self, ids: ["a-000001", "a-000002"], set: ["isRead": true])
         try await store.persist()
+        let generation = try await store.currentChangeToken().generation
         let files = [fixture.store, fixture.store + "-wal"]
         let before = files.map(FileState.init)
         #expect(before[1].bytes?.isEmpty == false, "the change is in the WAL")
         let inspect = await runCLI(["inspect", fixture.store, "--json"])
         #expect(inspect.code == 0)
-        #expect(inspect.output.contains("\"generation\": 31"))
+        #expect(inspect.output.contains("\"generation\": \(generation)"), "the WAL's last commit is shown")
         let query = await runCLI(["query", fixture.store, "Article", "--where", "id IN ('a-000001', 'a-000002') AND isRead",
                                   "--json"])
         #expect(query.output.contains("\"matching\": 2"))

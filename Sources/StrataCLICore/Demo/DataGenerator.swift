@@ -40,32 +40,54 @@ public struct DataGenerator: Sendable {
 
     /// Article `index` (0-based).
     public func article(_ index: Int) -> Article {
+        let draws = self.draws(index)
+        let id = Self.articleID(index)
+        return Article(id: id, feedID: draws.feedID, title: Self.capitalized(draws.title.joined(separator: " ")),
+                       summary: draws.summary.map { Self.capitalized($0.joined(separator: " ")) + "." }.joined(separator: " "),
+                       url: URL(string: "https://feed\(draws.feedID).example.com/posts/\(id)")!,
+                       published: Self.startDate.addingTimeInterval(Double(index) * 300 + Double(draws.jitter)),
+                       isRead: draws.isRead, isStarred: false)
+    }
+
+    /// How many of the articles arrive unread (not ``Article/isRead``): what the demo's steps 3
+    /// and 4 have to work with. It makes every article's random draws, without the strings.
+    public var unreadOnArrival: Int {
+        (0..<articleCount).reduce(0) { $0 + (draws($1).isRead ? 0 : 1) }
+    }
+
+    /// The random draws behind one article, in the order they are made.
+    private struct Draws {
+        var feedID: Int64
+        /// Title words (about 40 characters with spaces), summary sentences (about 200).
+        var title: [String]
+        var summary: [[String]]
+        /// Seconds after the article's five-minute slot.
+        var jitter: Int
+        var isRead: Bool
+    }
+
+    private func draws(_ index: Int) -> Draws {
         var random = SplitMix64(seed: seed ^ (UInt64(index) &* 0x9E37_79B9_7F4A_7C15))
         let feedID = Int64(random.below(feedCount) + 1)
-        let title = Self.title(&random)
-        let summary = Self.summary(&random)
-        let published = Self.startDate.addingTimeInterval(Double(index) * 300 + Double(random.below(240)))
-        let id = Self.articleID(index)
-        return Article(id: id, feedID: feedID, title: title, summary: summary,
-                       url: URL(string: "https://feed\(feedID).example.com/posts/\(id)")!, published: published,
-                       isRead: random.below(5) == 0, isStarred: false)
-    }
-
-    private static func title(_ random: inout SplitMix64) -> String {
-        var words = [random.pick(Vocabulary.openers)]
-        while words.joined(separator: " ").count < 34 { words.append(random.pick(Vocabulary.words)) }
-        var title = words.joined(separator: " ")
-        title.replaceSubrange(title.startIndex...title.startIndex, with: title.prefix(1).uppercased())
-        return title
-    }
-
-    private static func summary(_ random: inout SplitMix64) -> String {
-        var text = ""
-        while text.count < 190 {
-            var sentence = (0..<(6 + random.below(6))).map { _ in random.pick(Vocabulary.words) }.joined(separator: " ")
-            sentence.replaceSubrange(sentence.startIndex...sentence.startIndex, with: sentence.prefix(1).uppercased())
-            text += (text.isEmpty ? "" : " ") + sentence + "."
+        // The vocabulary is ASCII: lengths are UTF-8 byte counts, spaces and periods included.
+        var title = [random.pick(Vocabulary.openers)]
+        var titleLength = title[0].utf8.count
+        while titleLength < 34 {
+            title.append(random.pick(Vocabulary.words))
+            titleLength += 1 + title[title.count - 1].utf8.count
         }
-        return text
+        var summary: [[String]] = []
+        var summaryLength = 0
+        while summaryLength < 190 {
+            let sentence = (0..<(6 + random.below(6))).map { _ in random.pick(Vocabulary.words) }
+            summaryLength += (summary.isEmpty ? 0 : 1) + sentence.reduce(sentence.count) { $0 + $1.utf8.count }
+            summary.append(sentence)
+        }
+        let jitter = random.below(240)
+        return Draws(feedID: feedID, title: title, summary: summary, jitter: jitter, isRead: random.below(5) == 0)
+    }
+
+    private static func capitalized(_ text: String) -> String {
+        text.prefix(1).uppercased() + text.dropFirst()
     }
 }

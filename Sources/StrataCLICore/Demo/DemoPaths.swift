@@ -14,19 +14,18 @@ struct DemoPaths: Sendable {
     }
 
     /// `$XDG_DATA_HOME/strata/demo.sqlite`, else `~/.local/share/strata/demo.sqlite`
-    /// (`~/Library/Application Support/strata/demo.sqlite` on macOS). The directory is created.
+    /// (`~/Library/Application Support/strata/demo.sqlite` on macOS), where `~` is `$HOME`. The
+    /// directory is created.
     static func defaultStore() throws -> String {
         let environment = ProcessInfo.processInfo.environment
         let directory: URL
         #if os(macOS)
-        directory = FileManager.default.homeDirectoryForCurrentUser
-            .appendingPathComponent("Library/Application Support/strata", isDirectory: true)
+        directory = home(environment).appendingPathComponent("Library/Application Support/strata", isDirectory: true)
         #else
         if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
             directory = URL(fileURLWithPath: data, isDirectory: true).appendingPathComponent("strata", isDirectory: true)
         } else {
-            directory = FileManager.default.homeDirectoryForCurrentUser
-                .appendingPathComponent(".local/share/strata", isDirectory: true)
+            directory = home(environment).appendingPathComponent(".local/share/strata", isDirectory: true)
         }
         #endif
         do {
@@ -35,6 +34,30 @@ struct DemoPaths: Sendable {
             throw CLIFailure.badInput("cannot create the data directory \(directory.path): \(error.localizedDescription)")
         }
         return directory.appendingPathComponent("demo.sqlite").path
+    }
+
+    /// The home directory: `$HOME` when it is an absolute path — what `~` means in a shell, and
+    /// what a user points elsewhere on purpose — else the account's (Foundation's
+    /// `homeDirectoryForCurrentUser` reads the account database on Linux, not `$HOME`).
+    static func home(_ environment: [String: String]) -> URL {
+        if let home = environment["HOME"], home.hasPrefix("/") { return URL(fileURLWithPath: home, isDirectory: true) }
+        return FileManager.default.homeDirectoryForCurrentUser
+    }
+
+    /// Checks, before anything runs, that `store` can be created: its directory exists and is
+    /// writable. (The demo creates its default directory, never one given with `--path`.)
+    static func requireDirectory(of store: String) throws {
+        let directory = URL(fileURLWithPath: store).deletingLastPathComponent().path
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) else {
+            throw CLIFailure.usage("--path \(store): the directory \(directory) does not exist; create it or pass another --path")
+        }
+        guard isDirectory.boolValue else {
+            throw CLIFailure.usage("--path \(store): \(directory) is not a directory")
+        }
+        guard FileManager.default.isWritableFile(atPath: directory) else {
+            throw CLIFailure.usage("--path \(store): the directory \(directory) is not writable")
+        }
     }
 
     /// The files a run leaves: the store, its WAL and shared memory, and the snapshot.

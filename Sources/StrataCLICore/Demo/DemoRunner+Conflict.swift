@@ -9,10 +9,10 @@ extension DemoRunner {
         let start = clock.now
         main.mergePolicy = policy
         let top = unreadList.values
-        guard top.count >= 2 else {
-            say("   (too few unread articles for this step)")
-            record(4, "merge conflict", 0)
-            return
+        guard top.count >= StepRequirements.conflictArticles else {
+            // StepRequirements refuses options that lead here: never end the step silently.
+            throw CLIFailure(exitCode: ExitStatus.failure, "the merge conflict needs \(StepRequirements.conflictArticles) "
+                             + "unread articles and \(top.count) \(top.count == 1 ? "is" : "are") left")
         }
         let starredNow = top.prefix(min(5, top.count - 1))
         for var article in starredNow {
@@ -20,7 +20,7 @@ extension DemoRunner {
             try main.update(article)
         }
         try main.save()
-        say("   starred \(starredNow.count) articles on the main context (saved)")
+        say("   starred \(Format.count(starredNow.count, "article")) on the main context (saved)")
 
         // The user edits an article; before saving, a worker marks it read and saves first.
         let original = top[starredNow.count]

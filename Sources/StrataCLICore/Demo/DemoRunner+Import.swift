@@ -5,7 +5,8 @@ extension DemoRunner {
     /// (as a sync API pages), while the main context's live list and counts follow every save.
     func syncImport() async throws {
         let workerCount = options.workers, batchSize = options.batchSize
-        heading(2, "Sync import — \(workerCount) worker contexts, batches of \(Format.count(batchSize)) articles")
+        heading(2, "Sync import — \(Format.count(workerCount, "worker context")), batches of "
+                + Format.count(batchSize, "article"))
         let start = clock.now
         let progress = ProgressLine(console: console, total: options.articles, unit: "articles", enabled: !options.json)
         counts.onUpdate = { [unowned self] in
@@ -45,13 +46,13 @@ extension DemoRunner {
         counts.onUpdate = nil
         let elapsed = (clock.now - start).seconds
         progress.finish(counts.articles, "unread \(Format.count(counts.unread))  live list updated \(counts.notifications)×")
-        say("   imported \(Format.count(options.feeds)) feeds and \(Format.count(counts.articles)) articles in "
+        say("   imported \(Format.count(options.feeds, "feed")) and \(Format.count(counts.articles, "article")) in "
             + "\(Format.seconds(elapsed)) (\(Format.count(Int(Double(counts.articles) / max(elapsed, 0.001)))) articles/s), "
             + "committed to SQLite")
         let busiest = counts.unreadByFeed.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.prefix(3)
         say("   unread by feed: " + busiest.map { feedID, unread in
             "\(main.object(Feed.self, id: feedID)?.title ?? "feed \(feedID)"): \(Format.count(unread))"
-        }.joined(separator: " · ") + " (\(Format.count(counts.unreadByFeed.values.filter { $0 > 0 }.count)) feeds with unread)")
+        }.joined(separator: " · ") + " (\(Format.count(counts.unreadByFeed.values.filter { $0 > 0 }.count, "feed")) with unread)")
         if let top = unreadList.values.first {
             say("   top of the list: \"\(top.title)\" — \(ValueFormatter.iso8601(top.published.timeIntervalSinceReferenceDate))")
         }

@@ -9,7 +9,7 @@ extension DemoRunner {
         heading(6, "Suspend: snapshot written; relaunch twice in fresh processes")
         let summary = try await main.writeSnapshot(to: options.paths.snapshot)
         say("   snapshot \(Format.bytes(summary.fileSize)) (\(Format.ratio(summary.compressionRatio)) compression), "
-            + "\(Format.count(summary.header.objectCount)) objects, written in \(Format.duration(summary.duration))")
+            + "\(Format.count(summary.header.objectCount, "object")), written in \(Format.duration(summary.duration))")
         report.snapshot = [("bytes", .int(summary.fileSize)), ("objects", .int(summary.header.objectCount)),
                            ("uncompressedBytes", .int(summary.header.uncompressedBytes)),
                            ("compressionRatio", .number((summary.compressionRatio * 100).rounded() / 100)),
@@ -33,7 +33,7 @@ extension DemoRunner {
             report.steps.append(DemoReport.Step(number: 6, name: "\(mode) launch", seconds: result.timeToDataSeconds,
                                                 feeds: result.feeds, articles: result.articles, unread: result.unread,
                                                 starred: result.starred, details: [("processSeconds", .number(wall.seconds))]))
-            say("   \(mode) start  \(Format.count(result.feeds + result.articles)) objects on screen after "
+            say("   \(mode) start  \(Format.count(result.feeds + result.articles, "object")) on screen after "
                 + "\(Format.seconds(result.timeToDataSeconds).leftPadded(to: 8))  (\(result.outcome); "
                 + "process \(Format.seconds(wall.seconds)))")
         }

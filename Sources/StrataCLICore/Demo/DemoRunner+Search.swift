@@ -15,8 +15,8 @@ extension DemoRunner {
             let ids = try await store.ids(query)
             let shown = try await main.materialize(Article.self, ids: Array(ids.prefix(Self.unreadQuery.limit ?? 50)))
             let elapsed = clock.now - searchStart
-            say("   \"\(text)\": \(Format.count(ids.count)) matches in SQLite FTS5, first \(shown.count) on screen from "
-                + "memory, in \(Format.duration(elapsed))")
+            say("   \"\(text)\": \(Format.count(ids.count, "match", plural: "matches")) in SQLite FTS5, "
+                + "first \(shown.count) on screen from memory, in \(Format.duration(elapsed))")
             if let first = shown.first { say("      newest: \"\(first.title)\"") }
             details.append((text, .int(ids.count)))
         }
@@ -31,7 +31,7 @@ extension DemoRunner {
         let sqlStart = clock.now
         let inSQLite = try await store.ids(local)
         let sqlTime = clock.now - sqlStart
-        say("   \"swift\" among the unread of \(feed): \(Format.count(inMemory.count)) matches in memory "
+        say("   \"swift\" among the unread of \(feed): \(Format.count(inMemory.count, "match", plural: "matches")) in memory "
             + "(\(Format.duration(memoryTime))) \(inMemory == inSQLite ? "=" : "≠") \(Format.count(inSQLite.count)) "
             + "in SQLite (\(Format.duration(sqlTime)))")
         details.append(("swift in \(feed), unread", .int(inMemory.count)))

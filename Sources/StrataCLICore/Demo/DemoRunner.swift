@@ -26,6 +26,7 @@ final class DemoRunner {
     private(set) var main: MainContext!
     private(set) var counts: LiveCounts!
     private(set) var unreadList: LiveQuery<Article>!
+    private var interruption: InterruptReporter?
 
     init(options: DemoOptions, console: Console, logger: Logger) {
         self.options = options
@@ -40,11 +41,15 @@ final class DemoRunner {
         return configuration
     }
 
-    /// Runs every step; throws ``ExitCode`` 1 when an integrity check failed.
+    /// Runs every step; throws ``ExitCode`` 1 when an integrity check failed. Ctrl-C meanwhile
+    /// reports what was committed and exits (``InterruptReporter``).
     func run() async throws {
         let start = clock.now
-        say("Strata demo: an offline RSS reader — \(Format.count(options.feeds)) feeds, "
-            + "\(Format.count(options.articles)) articles, seed \(options.seed)")
+        let interruption = InterruptReporter(store: options.paths.store, articles: options.articles, console: console)
+        self.interruption = interruption
+        defer { interruption.cancel() }
+        say("Strata demo: an offline RSS reader — \(Format.count(options.feeds, "feed")), "
+            + "\(Format.count(options.articles, "article")), seed \(options.seed)")
         say("store \(options.paths.store)")
         try await firstLaunch()
         try await syncImport()
@@ -68,6 +73,7 @@ final class DemoRunner {
     }
 
     func heading(_ number: Int, _ title: String) {
+        interruption?.enter(step: number)
         say()
         say("\(number)  \(title)")
     }
@@ -91,7 +97,7 @@ final class DemoRunner {
         main = warm.mainContext
         counts = LiveCounts(context: main)
         unreadList = try main.observe(Self.unreadQuery)
-        say("   \(Self.describe(warm.outcome)): \(Format.count(counts.articles)) articles on screen after "
+        say("   \(Self.describe(warm.outcome)): \(Format.count(counts.articles, "article")) on screen after "
             + Format.duration(warm.timeToData))
         record(1, "first launch (\(warm.outcome.usedSnapshot ? "warm" : "cold"))", warm.timeToData.seconds,
                [("outcome", .string(warm.outcome.description))])
@@ -100,7 +106,7 @@ final class DemoRunner {
     static func describe(_ outcome: SnapshotOutcome) -> String {
         switch outcome {
         case .used: return "snapshot used as is"
-        case .caughtUp(let changes): return "snapshot used, caught up \(changes) changes"
+        case .caughtUp(let changes): return "snapshot used, caught up \(Format.count(changes, "change"))"
         case .coldStart(let rejection): return "\(rejection) → cold start from SQLite"
         }
     }

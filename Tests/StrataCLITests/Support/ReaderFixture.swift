@@ -40,5 +40,15 @@ final class ReaderFixture {
     }
 
     var directory: String { scratch.url.path }
+
+    /// Opens the store at `path` (the fixture's store by default) as an app would and stars two
+    /// more articles (a-000001 and a-000002), committed to the WAL and not checkpointed: the file
+    /// holds 2 starred articles, the WAL 4. The store stays open until the caller closes it.
+    func openWithChangesInWAL(at path: String? = nil) async throws -> Store {
+        let app = try await Store.open(at: path ?? store, entities: [Feed.self, Article.self])
+        try app.updateAll(Article.self, ids: ["a-000001", "a-000002"], set: ["isStarred": true])
+        try await app.persist()
+        return app
+    }
     func path(_ name: String) -> String { scratch.path(name) }
 }

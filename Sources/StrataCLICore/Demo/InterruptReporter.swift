@@ -1,0 +1,76 @@
+import Dispatch
+import Foundation
+import Strata
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#else
+#error("unsupported C library")
+#endif
+
+/// While the demo runs, turns Ctrl-C (SIGINT) into a report of what it leaves behind — how many
+/// articles are committed to the store file — and exit status 130.
+///
+/// SIGINT's default action is set aside (`SIG_IGN`) and the signal is delivered to a dispatch
+/// source instead, so the report runs on an ordinary queue rather than in a signal handler. The
+/// count is read from the file through a separate read-only connection (``StoreInspector``): what
+/// is committed there is what the next launch would find, whatever the main actor is busy with.
+/// The process then ends at once (`_exit`): the store's WAL keeps every committed transaction.
+final class InterruptReporter: @unchecked Sendable {
+    // Safe: `step` is only read or written while `lock` is held; everything else is immutable.
+    private let lock = NSLock()
+    private var step = 0
+    private let source: DispatchSourceSignal
+    private let previousAction: (@convention(c) (Int32) -> Void)?
+
+    /// Starts listening for SIGINT until ``cancel()``.
+    /// - Parameters:
+    ///   - store: the demo's store file.
+    ///   - articles: how many articles the run imports.
+    ///   - console: where the report goes (standard error).
+    init(store: String, articles: Int, console: Console) {
+        previousAction = signal(SIGINT, SIG_IGN)
+        source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        source.setEventHandler { [weak self] in
+            console.errorLine("strata: interrupted in step \(self?.currentStep ?? 0) of 7: "
+                              + Self.committed(store: store, articles: articles))
+            _exit(ExitStatus.interrupted)
+        }
+        source.resume()
+    }
+
+    /// Records the step the demo is in, for the report.
+    func enter(step: Int) {
+        lock.lock()
+        defer { lock.unlock() }
+        self.step = step
+    }
+
+    private var currentStep: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return step
+    }
+
+    /// Stops listening and gives SIGINT its previous action back.
+    func cancel() {
+        source.cancel()
+        signal(SIGINT, previousAction)
+    }
+
+    /// What the store file holds: `12,000 of 60,000 articles were committed to PATH`.
+    static func committed(store: String, articles: Int) -> String {
+        guard FileManager.default.fileExists(atPath: store) else { return "nothing was written yet (no store at \(store))" }
+        do {
+            let inspector = try StoreInspector(path: store)
+            let count = try inspector.count(InspectionQuery(entity: Article.entityName))
+            return "\(Format.count(count)) of \(Format.count(articles, "article")) "
+                + "\(count == 1 ? "was" : "were") committed to \(store); the next run starts over"
+        } catch {
+            return "the store at \(store) could not be read to count what was committed (\(error))"
+        }
+    }
+}
