@@ -10,7 +10,7 @@ let strataIdentity = URL(fileURLWithPath: Context.packageDirectory).deletingLast
 
 let package = Package(
     name: "StrataBenchmarks",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v14)],  // Strata's own minimum (Package.swift)
     dependencies: [
         .package(path: "../"),
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -26,11 +26,15 @@ let package = Package(
             pkgConfig: "liblz4",
             providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]
         ),
+        // Callgrind's client requests (valgrind/callgrind.h, if installed) for
+        // Scripts/instructions.sh: header only, nothing to link.
+        .systemLibrary(name: "CCallgrindBench"),
         .executableTarget(
             name: "StrataBenchmarks",
             dependencies: [
                 "CSQLiteBench",
                 "CLZ4Bench",
+                "CCallgrindBench",
                 .product(name: "Strata", package: strataIdentity),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]

@@ -13,6 +13,23 @@ struct ArticleData: Sendable, Equatable {
     var isStarred: Bool
 }
 
+extension ArticleData: ArticleFields {}
+
+/// The eight fields of an article, as every peer's type declares them: each type gets
+/// `init(_:)` from an ``ArticleData`` through its memberwise initializer (converted before timing).
+protocol ArticleFields {
+    var id: String { get }
+    var isRead: Bool { get set }
+    init(id: String, feedID: Int64, title: String, summary: String, url: URL, published: Date, isRead: Bool, isStarred: Bool)
+}
+
+extension ArticleFields {
+    init(_ article: ArticleData) {
+        self.init(id: article.id, feedID: article.feedID, title: article.title, summary: article.summary, url: article.url,
+                  published: article.published, isRead: article.isRead, isStarred: article.isStarred)
+    }
+}
+
 /// A small, fast, seedable generator (SplitMix64): the same seed gives the same articles on
 /// every machine and every run.
 struct SplitMix64: RandomNumberGenerator {

@@ -71,6 +71,14 @@ enum LatencyScenarios {
         return (duration, round, afterImport)
     }
 
+    /// Sleeps 1 ms on the main actor and returns how late it woke, in milliseconds: how long
+    /// other main-actor work held the main actor (plus the OS's scheduling).
+    static func timerLateness() async throws -> Double {
+        let start = ContinuousClock.now
+        try await Task.sleep(for: .milliseconds(1))
+        return max(0, (ContinuousClock.now - start).milliseconds - 1)
+    }
+
     /// P3: a worker saves 100 new objects; the latency is from just before `save()` to the main
     /// context's observer receiving the merged change.
     static func saveToVisible(_ batches: [[Article]], directory: String, minimumSamples: Int) async throws -> LatencySamples {
@@ -114,9 +122,7 @@ enum LatencyScenarios {
             let result = try main.objects(matching: query)
             samples.values.append((ContinuousClock.now - start).milliseconds)
             precondition(result.count <= 50)
-            let sleepStart = ContinuousClock.now
-            try await Task.sleep(for: .milliseconds(1))
-            samples.mainActorStalls.append(max(0, (ContinuousClock.now - sleepStart).milliseconds - 1))
+            samples.mainActorStalls.append(try await timerLateness())
         }
         samples.importDuration = duration
         samples.samplesAfterImport = after

@@ -69,3 +69,35 @@ enum MemoryProbe {
         return try JSONDecoder().decode(Reading.self, from: Data(line.utf8))
     }
 }
+
+/// M1, measured through ``MemoryProbe`` children.
+extension Benchmark {
+    func memoryScenario() throws {
+        guard let snapshotPath, let snapshotUncompressedBytes else { return }
+        let strataPath = try file(.strata)
+        let mib = 1024.0 * 1024.0
+        var result = ScenarioResult(id: "M1", title: "peak RSS of a process holding \(articles.count) resident articles",
+                                    unit: "MiB", target: "≤ 2.5× uncompressed snapshot", [.ratio(.reference, 2.5)])
+        var warmPeaks: [Double] = [], coldPeaks: [Double] = [], baselines: [Double] = [], resident: [Double] = []
+        for repetition in 0..<options.repetitions {
+            let warm = try MemoryProbe.measure(mode: "warm", database: strataPath, snapshot: snapshotPath)
+            let cold = try MemoryProbe.measure(mode: "cold", database: strataPath, snapshot: snapshotPath)
+            try expect(warm.objects == articles.count && cold.objects == articles.count, "the memory child holds every article")
+            warmPeaks.append(Double(warm.peakBytes) / mib)
+            coldPeaks.append(Double(cold.peakBytes) / mib)
+            baselines.append(Double(cold.baselinePeakBytes) / mib)
+            resident.append(Double(max(warm.residentBytes, cold.residentBytes)) / mib)
+            // The figure is the worse of the two ways a process comes to hold the articles.
+            result.add(.strata, max(warmPeaks.last!, coldPeaks.last!))
+            result.add(.reference, Double(snapshotUncompressedBytes) / mib)
+            log("M1 repetition \(repetition + 1): peak warm \(String(format: "%.1f", warmPeaks.last!)) MiB (\(warm.outcome)), "
+                + "cold \(String(format: "%.1f", coldPeaks.last!)) MiB, baseline \(String(format: "%.1f", baselines.last!)) MiB")
+        }
+        result.details["warm-start peak MiB"] = Statistics(warmPeaks)?.median
+        result.details["cold-start peak MiB"] = Statistics(coldPeaks)?.median
+        result.details["process baseline MiB"] = Statistics(baselines)?.median
+        result.details["resident after load MiB"] = Statistics(resident)?.median
+        result.notes.append("the reference column is the snapshot's uncompressed payload; the figure is max(warm, cold) VmHWM")
+        record(result)
+    }
+}

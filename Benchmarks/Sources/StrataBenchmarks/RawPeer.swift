@@ -125,6 +125,26 @@ final class RawDatabase {
         return total
     }
 
+    /// P8b reference: for each feed, a list screen's two statements (each prepared once): the
+    /// unread count, and the first 50 unread newest first, rows into structs.
+    func listScreens(_ feeds: [Int64]) throws -> ListScreens {
+        let unread = "FROM articles WHERE feedID = ? AND isRead = 0"
+        let count = try prepare("SELECT count(*) \(unread)")
+        defer { sqlite3_finalize(count) }
+        let page = try prepare("SELECT \(Self.columns) \(unread) ORDER BY published DESC LIMIT 50")
+        defer { sqlite3_finalize(page) }
+        var screens = ListScreens()
+        for feed in feeds {
+            sqlite3_bind_int64(count, 1, feed)
+            try check(sqlite3_step(count), "count")
+            let unreadCount = Int(sqlite3_column_int64(count, 0))
+            sqlite3_reset(count)
+            sqlite3_bind_int64(page, 1, feed)
+            screens.add(count: unreadCount, page: try readArticles(page))
+        }
+        return screens
+    }
+
     /// P7 reference: one `UPDATE … WHERE id IN (…)` (chunked only past SQLite's variable limit).
     func markRead(_ ids: [String]) throws {
         let limit = Int(sqlite3_limit(handle, SQLITE_LIMIT_VARIABLE_NUMBER, -1))

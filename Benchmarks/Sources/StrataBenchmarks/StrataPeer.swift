@@ -17,18 +17,9 @@ struct Article: Entity, Equatable {
     static let tableName = "articles"
     static let indexes = [EntityIndex(["feedID", "isRead"])]
     static let isResident = true
-
-    init(_ article: ArticleData) {
-        id = article.id
-        feedID = article.feedID
-        title = article.title
-        summary = article.summary
-        url = article.url
-        published = article.published
-        isRead = article.isRead
-        isStarred = article.isStarred
-    }
 }
+
+extension Article: ArticleFields {}
 
 /// The Strata peer: the public API only, default configuration (WAL, `synchronous=NORMAL`).
 @MainActor
@@ -75,6 +66,17 @@ enum StrataPeer {
         }
     }
 
+    /// P8b: for each feed, a list screen's two reads — the unread count and the first 50 unread,
+    /// newest first — from memory.
+    static func listScreens(_ feeds: [Int64], in main: MainContext) throws -> ListScreens {
+        var screens = ListScreens()
+        for feed in feeds {
+            screens.add(count: try main.count(matching: unreadQuery(feed: feed)),
+                        page: try main.objects(matching: unreadQuery(feed: feed, newest: true)))
+        }
+        return screens
+    }
+
     /// "Unread of feed F" as a screen asks it; `newest` sorts by date and takes the first 50.
     static func unreadQuery(feed: Int64? = nil, newest: Bool = false) -> Query<Article> {
         var filter = Attribute("isRead") == false
@@ -84,17 +86,29 @@ enum StrataPeer {
     }
 }
 
-/// Warm starts decode the archive by hand rather than through `Decodable` (Strata's opt-in
-/// `SnapshotDecodable`, as an app that cares about launch time would adopt it).
-extension Article: SnapshotDecodable {
-    init(archived row: ArchivedRow) throws {
-        id = try row.value("id")
-        feedID = try row.value("feedID")
-        title = try row.value("title")
-        summary = try row.value("summary")
-        url = try row.value("url")
-        published = try row.value("published")
-        isRead = try row.value("isRead")
-        isStarred = try row.value("isStarred")
+/// The row codec written by hand (`Entity.encode(row:)` and `init(row:)`, in schema order — the
+/// declaration order), as an app that cares about launch and save time would write it: saves,
+/// merges and warm and cold starts skip runtime `Codable`, like GRDB's hand-written record.
+extension Article {
+    func encode(row: inout RowWriter) throws {
+        try row.write(id)
+        try row.write(feedID)
+        try row.write(title)
+        try row.write(summary)
+        try row.write(url)
+        try row.write(published)
+        try row.write(isRead)
+        try row.write(isStarred)
+    }
+
+    init(row: inout RowReader) throws {
+        id = try row.read()
+        feedID = try row.read()
+        title = try row.read()
+        summary = try row.read()
+        url = try row.read()
+        published = try row.read()
+        isRead = try row.read()
+        isStarred = try row.read()
     }
 }
