@@ -290,9 +290,9 @@ final class EntityTable<E: Entity>: AnyEntityTable {
     func merge(_ operation: ChangeSet.Operation, sequence: UInt64, isOwn: Bool, registersNew: Bool,
                policy: MergePolicy, into changes: inout ContextChange.EntityChanges) throws {
         switch operation {
-        case .save(let object, _):
+        case .save(let object, _, let row):
             guard let value = object as? E else { return }
-            try mergeValue(value, sequence: sequence, isOwn: isOwn, registersNew: registersNew, policy: policy,
+            try mergeValue(value, row: row, sequence: sequence, isOwn: isOwn, registersNew: registersNew, policy: policy,
                            changes: &changes)
         case .delete(_, let key):
             guard let id = E.ID.fromDatabaseValue(key) else { return }

@@ -85,7 +85,7 @@ final class ObjectGraph {
         var result = ContextChange(origin: Self.origin(of: changes), sequence: sequence)
         for operation in changes.operations {
             let table: AnyEntityTable?
-            if case .save(let object, _) = operation, registersNew {
+            if case .save(let object, _, _) = operation, registersNew {
                 table = try self.table(for: object)
             } else {
                 table = tables[operation.entityName]
@@ -148,12 +148,12 @@ final class ObjectGraph {
         for table in tables.values where table.hasEdits { try table.appendEdits(to: &changes) }
         guard !changes.isEmpty else { return nil }
         let written = changes.touchedKeys()
-        let submission = try store.submit(changes) {
+        let (submission, sealed) = try store.submit(changes) {
             for case .accepted(_, let other) in unmerged() where other.touches(written) { throw StaleSave() }
         }
         appliedSequence = max(appliedSequence, submission.sequence)
         var result = ContextChange(origin: .context(identity.name), sequence: submission.sequence)
-        for operation in changes.operations {
+        for operation in sealed.operations {
             guard let table = tables[operation.entityName] else { continue }
             try table.merge(operation, sequence: submission.sequence, isOwn: true, registersNew: true, policy: policy,
                             into: &result.entities[operation.entityName, default: .init()])

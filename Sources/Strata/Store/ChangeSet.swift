@@ -14,14 +14,16 @@ import Foundation
 /// ```
 public struct ChangeSet: Sendable {
     enum Operation: Sendable {
-        case save(any Entity, SaveMode)
+        /// An object to write, and its row once the store sealed the change set (encoded once,
+        /// on the submitting thread: the writer binds it, merges and overlays use it as is).
+        case save(any Entity, SaveMode, row: [DatabaseValue]?)
         case delete(entity: String, id: DatabaseValue)
         case bulkUpdate(entity: String, target: BulkTarget, assignments: [Assignment])
         case bulkDelete(entity: String, target: BulkTarget)
 
         var entityName: String {
             switch self {
-            case .save(let entity, _): return type(of: entity).entityName
+            case .save(let entity, _, _): return type(of: entity).entityName
             case .delete(let entity, _), .bulkUpdate(let entity, _, _), .bulkDelete(let entity, _): return entity
             }
         }
@@ -52,11 +54,11 @@ public struct ChangeSet: Sendable {
     public var count: Int { operations.count }
 
     /// Inserts a new object. Fails (the whole change set) if the ID exists.
-    public mutating func insert<E: Entity>(_ object: E) { operations.append(.save(object, .insert)) }
+    public mutating func insert<E: Entity>(_ object: E) { operations.append(.save(object, .insert, row: nil)) }
     /// Replaces an existing object. Fails (the whole change set) with ``StrataError/Code/objectNotFound`` if it does not exist.
-    public mutating func update<E: Entity>(_ object: E) { operations.append(.save(object, .update)) }
+    public mutating func update<E: Entity>(_ object: E) { operations.append(.save(object, .update, row: nil)) }
     /// Inserts the object, or replaces it if its ID exists.
-    public mutating func upsert<E: Entity>(_ object: E) { operations.append(.save(object, .upsert)) }
+    public mutating func upsert<E: Entity>(_ object: E) { operations.append(.save(object, .upsert, row: nil)) }
     /// Deletes an object by ID. Deleting an ID the store does not have succeeds and changes
     /// nothing: the object is absent afterwards, as asked. (An ``update(_:)`` of a missing object
     /// fails instead, because its values would be lost.) A sync can apply a server's deletions
@@ -101,7 +103,7 @@ public struct ChangeSet: Sendable {
             let entity = operation.entityName
             if result[entity] == .some(nil) { continue }
             switch operation {
-            case .save(let object, _): result[entity, default: []]?.append(object.id.databaseValue)
+            case .save(let object, _, _): result[entity, default: []]?.append(object.id.databaseValue)
             case .delete(_, let id): result[entity, default: []]?.append(id)
             case .bulkUpdate(_, .ids(let ids), _), .bulkDelete(_, .ids(let ids)): result[entity, default: []]?.append(contentsOf: ids)
             case .bulkUpdate(_, .filter, _), .bulkDelete(_, .filter): result[entity] = .some(nil)
@@ -118,6 +120,24 @@ public struct ChangeSet: Sendable {
             if !Set(theirs).isDisjoint(with: mine) { return true }
         }
         return false
+    }
+
+    /// The same change set with every object's row encoded (by the entity's row codec), so that
+    /// nothing downstream encodes it again.
+    /// - Throws: the first object that cannot be stored (an unstorable value, a codec that does
+    ///   not match the schema), naming it.
+    func sealed(_ encoder: (String) throws -> RowEncoder) throws -> ChangeSet {
+        var sealed = self
+        // Runs of one entity type are the rule: look its encoder up once per run.
+        var current: (type: ObjectIdentifier, encoder: RowEncoder)?
+        for index in sealed.operations.indices {
+            guard case .save(let object, let mode, nil) = sealed.operations[index] else { continue }
+            let type = ObjectIdentifier(Swift.type(of: object))
+            if current?.type != type { current = (type, try encoder(Swift.type(of: object).entityName)) }
+            let row = try current!.encoder.encode(object)
+            sealed.operations[index] = .save(object, mode, row: row)
+        }
+        return sealed
     }
 
     /// Appends every operation of `other`, after this one's.

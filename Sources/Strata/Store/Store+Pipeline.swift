@@ -80,17 +80,29 @@ public struct Submission: Sendable {
 extension Store {
     /// Accepts a change set and returns at once; it is committed in the background.
     ///
+    /// Each object's row is encoded here, once, on the calling thread (its row codec).
     /// - Throws: ``StrataError`` before accepting anything, if the change set names an entity the
-    ///   store does not know, or a bulk operation names an unknown attribute or a mistyped value;
-    ///   `.closed` after ``close()``.
+    ///   store does not know, holds an object that cannot be stored (`.invalidValue`: NaN, an
+    ///   unsigned integer past `Int64.max`; a row codec that does not match the schema), or a bulk
+    ///   operation names an unknown attribute or a mistyped value; `.closed` after ``close()``.
     @discardableResult
     public func submit(_ changes: ChangeSet) throws -> Submission {
-        try submit(changes, check: nil)
+        try submit(changes, check: nil).submission
     }
 
     /// Submits, after running `check` under the pipeline lock (nothing can be accepted meanwhile).
-    func submit(_ changes: ChangeSet, check: (() throws -> Void)?) throws -> Submission {
+    /// Every object's row is encoded here, once, on the caller's thread (a worker's save encodes on
+    /// the worker): the writer binds those rows, and merges and overlays use them as they are.
+    /// Returns the submission and the sealed change set that was accepted.
+    func submit(_ changes: ChangeSet, check: (() throws -> Void)?) throws -> (submission: Submission, sealed: ChangeSet) {
         try validate(changes)
+        var encoders: [String: RowEncoder] = [:]
+        let changes = try changes.sealed { entity in
+            if let encoder = encoders[entity] { return encoder }
+            let encoder = RowEncoder(schema: try registry.schema(named: entity))
+            encoders[entity] = encoder
+            return encoder
+        }
         let (sequence, scheduleDrain) = try pipeline.withLock { state -> (UInt64, Bool) in
             guard !state.isClosed else { throw StrataError(.closed, "the store at \(path) is closed", path: path) }
             try check?()
@@ -103,7 +115,7 @@ extension Store {
             return (sequence, schedule)
         }
         if scheduleDrain { queue.async { self.drain() } }
-        return Submission(sequence: sequence, store: self)
+        return (Submission(sequence: sequence, store: self), changes)
     }
 
     private func validate(_ changes: ChangeSet) throws {

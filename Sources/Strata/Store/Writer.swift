@@ -81,8 +81,8 @@ final class Writer {
         let entity = try statements(for: operation.entityName)
         let schema = entity.schema
         switch operation {
-        case .save(let object, let mode):
-            let row = try entity.encoder.encode(object)
+        case .save(let object, let mode, let sealedRow):
+            let row = try sealedRow ?? entity.encoder.encode(object)
             let key = row[schema.primaryKeyIndex]
             do {
                 switch mode {
