@@ -7,6 +7,7 @@ protocol AnyEntityTable: AnyObject {
     var registeredCount: Int { get }
     func merge(_ operation: ChangeSet.Operation, sequence: UInt64, isOwn: Bool, registersNew: Bool,
                policy: MergePolicy, into changes: inout ContextChange.EntityChanges) throws
+    func applyOwnSave(_ operation: ChangeSet.Operation, sequence: UInt64) throws
     func appendEdits(to changes: inout ChangeSet) throws
     func clearEdits()
     func saveEditsState() -> Any
@@ -264,6 +265,22 @@ final class EntityTable<E: Entity>: AnyEntityTable {
                         base: existing?.base ?? base?.value, isConflicted: existing?.isConflicted ?? false)
         if existing == nil { try resolveStaleRead(&edit, id: id, policy: policy) }
         edits[id] = edit.kind == .insert && edit.value == nil ? nil : edit
+    }
+
+    /// Applies one operation of this context's own save to its saved copies, without what a merge
+    /// does for observers (no conflict check: the edits are the save; no diff, no change
+    /// description): how a worker, which nobody observes, keeps what it saved.
+    func applyOwnSave(_ operation: ChangeSet.Operation, sequence: UInt64) throws {
+        switch operation {
+        case .save(let object, _, let row):
+            guard let value = object as? E else { return }
+            try store(value, row: row, version: sequence)
+        case .delete(_, let key):
+            guard let id = E.ID.fromDatabaseValue(key) else { return }
+            remove(id, sequence: sequence)
+        case .bulkUpdate, .bulkDelete:
+            break   // a context's save holds objects and deletions only
+        }
     }
 
     func appendEdits(to changes: inout ChangeSet) throws {

@@ -155,8 +155,14 @@ final class ObjectGraph {
         var result = ContextChange(origin: .context(identity.name), sequence: submission.sequence)
         for operation in sealed.operations {
             guard let table = tables[operation.entityName] else { continue }
-            try table.merge(operation, sequence: submission.sequence, isOwn: true, registersNew: true, policy: policy,
-                            into: &result.entities[operation.entityName, default: .init()])
+            if keepsIndexes {
+                // The main context: its observers and live queries get the save as a change.
+                try table.merge(operation, sequence: submission.sequence, isOwn: true, registersNew: true, policy: policy,
+                                into: &result.entities[operation.entityName, default: .init()])
+            } else {
+                // A worker: nobody observes it, so its copies just take what it saved.
+                try table.applyOwnSave(operation, sequence: submission.sequence)
+            }
         }
         for table in tables.values { table.clearEdits() }
         result.entities = result.entities.filter { !$0.value.isEmpty }
