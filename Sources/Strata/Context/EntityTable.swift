@@ -151,6 +151,29 @@ final class EntityTable<E: Entity>: AnyEntityTable {
         return order.map { (rows[$0], ids[$0]) }
     }
 
+    /// How many objects the context shows match a query (its window applied), without building
+    /// values or sorting: straight from an in-memory index when the filter is exactly equalities
+    /// on an index's leading attributes and nothing is being edited, else by evaluating the
+    /// filter on the candidates' rows.
+    func count(_ resolved: ResolvedQuery) throws -> Int {
+        if edits.isEmpty, let equalities = resolved.filter.equalitiesOnly, !schema.indexes.isEmpty {
+            try enableIndexes()
+            if let total = indexes.lazy.compactMap({ $0.count(exactly: equalities) }).first {
+                return resolved.windowCount(total)
+            }
+        }
+        var total = 0
+        for id in try candidateIDs(resolved.filter) {
+            if let edit = edits[id] {
+                guard let value = edit.value else { continue }
+                if resolved.filter.matches(try encoder.encode(value)) { total += 1 }
+            } else if records[id] != nil, resolved.filter.matches(try row(id)) {
+                total += 1
+            }
+        }
+        return resolved.windowCount(total)
+    }
+
     /// The objects a filter has to be evaluated on, each once: the keys it pins when they are
     /// fewer than the objects shown (never more lookups than a scan), else an index's matches,
     /// else every object shown.

@@ -30,6 +30,16 @@ final class InMemoryIndex<ID: Hashable> {
         }
     }
 
+    /// How many objects match exactly these equalities, when they are all on a prefix of this
+    /// index's attributes (and so the index answers alone); nil otherwise.
+    func count(exactly equalities: [Int: DatabaseValue]) -> Int? {
+        guard !equalities.isEmpty, equalities.count <= positions.count,
+              Set(positions.prefix(equalities.count)) == Set(equalities.keys) else { return nil }
+        // NULL equals nothing in SQL, while the index keeps NULL keys.
+        if equalities.values.contains(where: \.isNull) { return 0 }
+        return candidates(equalities)?.count
+    }
+
     /// The IDs whose leading attributes equal the given values, using the longest usable
     /// prefix; nil when the first attribute has no equality condition.
     func candidates(_ equalities: [Int: DatabaseValue]) -> Set<ID>? {
@@ -65,6 +75,23 @@ extension ResolvedFilter {
         }
         collect(node)
         return result
+    }
+
+    /// The conditions when the filter is nothing but `attribute == value` conditions joined by
+    /// AND (an index prefix may then count its matches); nil otherwise.
+    var equalitiesOnly: [Int: DatabaseValue]? {
+        var result: [Int: DatabaseValue] = [:]
+        func collect(_ node: Node) -> Bool {
+            switch node {
+            case .compare(let position, .equal, let value):
+                guard result[position] == nil else { return false }
+                result[position] = value
+                return true
+            case .and(let nodes): return nodes.allSatisfy(collect)
+            default: return false
+            }
+        }
+        return collect(node) ? result : nil
     }
 
     /// The primary keys a matching row must have, when the filter pins them (`id == x`, `id IN […]`).

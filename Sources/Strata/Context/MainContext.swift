@@ -149,9 +149,13 @@ public final class MainContext {
         return try table.query(ResolvedQuery(query, schema: table.schema))
     }
 
-    /// The number of held objects matching `query`.
+    /// The number of held objects matching `query` (its limit and offset applied), from memory:
+    /// no values are built and nothing is sorted. When the filter is exactly equality conditions
+    /// on the leading attributes of an ``EntityIndex`` (`feedID == 7 && isRead == false` with an
+    /// index on `feedID, isRead`) and no unsaved edit is pending, the index answers in constant time.
     public func count<E: Entity>(matching query: Query<E>) throws -> Int {
-        try objects(matching: query).count
+        let table = try graph.table(E.self)
+        return try table.count(ResolvedQuery(query, schema: table.schema))
     }
 
     // MARK: Fetching (asks the root)

@@ -59,6 +59,12 @@ struct ResolvedQuery: Sendable {
         return window(matching.sorted(by: areInIncreasingOrder))
     }
 
+    /// How many of `total` matches the window keeps.
+    func windowCount(_ total: Int) -> Int {
+        let remaining = max(0, total - offset)
+        return limit.map { min(remaining, max(0, $0)) } ?? remaining
+    }
+
     func window<T>(_ sorted: [T]) -> [T] {
         guard offset > 0 || limit != nil else { return sorted }
         let start = min(offset, sorted.count)
