@@ -40,6 +40,10 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
     /// The IDs of ``values``.
     public private(set) var ids: [E.ID] = []
 
+    /// Why the result stopped following the store, if it did: an update or a fetch failed (the
+    /// error is also sent to ``MainContext/failures()``). Cleared by the next successful update.
+    public private(set) var error: StrataError?
+
     /// The query this result follows.
     public let query: Query<E>
     @ObservationIgnored private let resolved: ResolvedQuery
@@ -48,6 +52,7 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
     @ObservationIgnored private var entries: [(row: [DatabaseValue], id: E.ID)] = []
     @ObservationIgnored private var members: [E.ID: [DatabaseValue]] = [:]
     @ObservationIgnored private var streams: [UUID: AsyncStream<LiveQueryDiff<E.ID>>.Continuation] = [:]
+    @ObservationIgnored private var valueStreams: [UUID: AsyncThrowingStream<[E], Error>.Continuation] = [:]
     @ObservationIgnored private let key = UUID()
 
     init(query: Query<E>, context: MainContext) throws {
@@ -69,11 +74,43 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
         return stream
     }
 
+    /// The result as an asynchronous sequence: the current ``values`` at once, then the new ones
+    /// after every change that alters them. It ends when the query is cancelled, and throws the
+    /// failure (``error``) if the result can no longer be kept current.
+    ///
+    /// ```swift
+    /// for try await articles in unread.results() { render(articles) }
+    /// ```
+    public func results() -> AsyncThrowingStream<[E], Error> {
+        let id = UUID()
+        let (stream, continuation) = AsyncThrowingStream<[E], Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        continuation.onTermination = { [weak self] _ in Task { @MainActor in self?.valueStreams[id] = nil } }
+        if let error {
+            continuation.finish(throwing: error)
+            return stream
+        }
+        continuation.yield(values)
+        valueStreams[id] = continuation
+        return stream
+    }
+
     /// Stops updating.
     public func cancel() {
         context?.liveQueries[key] = nil
         for stream in streams.values { stream.finish() }
         streams.removeAll()
+        for stream in valueStreams.values { stream.finish() }
+        valueStreams.removeAll()
+    }
+
+    /// The result cannot be kept current: say so through ``error``, the value sequences and the
+    /// context's failures.
+    private func fail(_ error: Error, in context: MainContext) {
+        let failure = Store.strataError(error, path: context.store.path)
+        self.error = failure
+        for stream in valueStreams.values { stream.finish(throwing: failure) }
+        valueStreams.removeAll()
+        context.report(failure, while: "keeping a live query of \(E.entityName) current")
     }
 
     var heldKeys: [DatabaseValue] { ids.map(\.databaseValue) }
@@ -88,7 +125,7 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
                 try update(changed, sequence: change.sequence)
             }
         } catch {
-            context.store.logger.error("live query update failed", metadata: ["error": "\(error)"])
+            fail(error, in: context)
         }
         if !E.isResident, change.origin == .bulkOperation { refetch() }
     }
@@ -110,7 +147,7 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
                 _ = try await context.fetch(fetchQuery)
                 try self?.recompute(sequence: context.graph.mergedSequence, publish: true)
             } catch {
-                context.store.logger.error("live query fetch failed", metadata: ["error": "\(error)"])
+                self?.fail(error, in: context)
             }
         }
     }
@@ -152,6 +189,7 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
     private func publishResult(_ newIDs: [E.ID], difference: CollectionDifference<E.ID>, updated: Set<E.ID>,
                                sequence: UInt64, publish: Bool) {
         guard let context else { return }
+        if error != nil { error = nil }
         guard !difference.isEmpty || !updated.isEmpty || !publish else { return }
         ids = newIDs
         let table = try? context.graph.table(E.self)
@@ -159,6 +197,7 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
         guard publish else { return }
         let diff = LiveQueryDiff(difference: difference, updated: updated, sequence: sequence)
         for stream in streams.values { stream.yield(diff) }
+        for stream in valueStreams.values { stream.yield(values) }
     }
 
     private func insertionIndex(_ row: [DatabaseValue], _ id: E.ID) -> Int {

@@ -140,7 +140,7 @@ extension MainContext {
                 change.entities = change.entities.filter { !$0.value.isEmpty }
                 if !change.isEmpty { publish(change) }
             } catch {
-                store.logger.error("re-reading objects after a failed save failed", metadata: ["error": "\(error)"])
+                report(error, while: "re-reading objects after a failed save")
             }
         }
     }

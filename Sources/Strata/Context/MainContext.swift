@@ -31,6 +31,9 @@ public final class MainContext {
     let mailbox = Locked(Mailbox())
     private var observers: [UUID: @MainActor (ContextChange) -> Void] = [:]
     private var streams: [UUID: AsyncStream<ContextChange>.Continuation] = [:]
+    private var failureStreams: [UUID: AsyncStream<StrataError>.Continuation] = [:]
+    /// Callers of ``waitUntilMerged(through:)``, by the sequence they wait for.
+    private var mergeWaiters: [(sequence: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
     var liveQueries: [UUID: any LiveQueryUpdating] = [:]
     /// Re-reads after failed change sets that have not finished yet.
     var corrections: [UUID: Task<Void, Never>] = [:]
@@ -116,10 +119,48 @@ public final class MainContext {
                     publish(change)
                 }
             } catch {
-                store.logger.error("merge into the main context failed", metadata: ["error": "\(error)"])
+                report(error, while: "merging change set \(sequence)")
             }
         }
         evictIfNeeded()
+        resumeMergeWaiters()
+    }
+
+    /// Sends a failure to the log and to ``failures()``: the app learns of it, not only the log.
+    func report(_ error: Error, while doing: String) {
+        let failure = Store.strataError(error, path: store.path)
+        store.logger.error("main context: \(doing) failed", metadata: ["error": "\(failure)"])
+        for stream in failureStreams.values { stream.yield(failure) }
+    }
+
+    /// Failures of work the main context does on its own, which no caller could be told about:
+    /// merging a change set, re-reading objects after a failed save, keeping a live query current.
+    /// Each call returns a new stream. (Failures to persist are ``Store/failures()``'s.)
+    public func failures() -> AsyncStream<StrataError> {
+        let id = UUID()
+        let (stream, continuation) = AsyncStream<StrataError>.makeStream(bufferingPolicy: .bufferingNewest(256))
+        continuation.onTermination = { [weak self] _ in Task { @MainActor in self?.failureStreams[id] = nil } }
+        failureStreams[id] = continuation
+        return stream
+    }
+
+    // MARK: Waiting for merges
+
+    /// Returns once the context has merged every change set up to `sequence` (whether or not it
+    /// changed anything the context shows). Never hangs: every accepted change set reaches the
+    /// context's mailbox, and merging it is already scheduled.
+    func waitUntilMerged(through sequence: UInt64) async {
+        mergePending()
+        guard graph.mergedSequence < sequence else { return }
+        await withCheckedContinuation { continuation in mergeWaiters.append((sequence, continuation)) }
+    }
+
+    private func resumeMergeWaiters() {
+        guard !mergeWaiters.isEmpty else { return }
+        let merged = graph.mergedSequence
+        let ready = mergeWaiters.filter { $0.sequence <= merged }
+        mergeWaiters.removeAll { $0.sequence <= merged }
+        for waiter in ready { waiter.continuation.resume() }
     }
 
     func publish(_ change: ContextChange) {
@@ -242,8 +283,15 @@ public final class MainContext {
     /// Discards every unsaved edit.
     public func rollback() { graph.rollback() }
 
-    /// The IDs of unsaved edits that conflict with changes saved elsewhere (``MergePolicy/reportConflict``).
+    /// The IDs of unsaved edits that conflict with changes saved elsewhere (``MergePolicy/reportConflict``),
+    /// as stored keys of every entity. ``conflictingIDs(_:)`` gives one entity's, typed.
     public var conflictingIDs: [DatabaseValue] { graph.tables.values.flatMap(\.conflictingIDs) }
+
+    /// The IDs of `type`'s unsaved edits that conflict with changes saved elsewhere
+    /// (``MergePolicy/reportConflict``), in ID order.
+    public func conflictingIDs<E: Entity>(_ type: E.Type) -> [E.ID] {
+        (graph.tables[E.entityName]?.conflictingIDs ?? []).compactMap(E.ID.fromDatabaseValue).sorted()
+    }
 
     /// Runs `body`; if it throws, the edits it made are undone and the error is rethrown.
     public func atomically<T>(_ body: () throws -> T) rethrows -> T { try graph.atomically(body) }

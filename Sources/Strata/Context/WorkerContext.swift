@@ -173,8 +173,15 @@ public actor WorkerContext {
     /// How many merged deletions the worker remembers for fetches in flight (for tests).
     var rememberedDeletionCount: Int { graph.rememberedDeletionCount }
 
-    /// The IDs of unsaved edits that conflict with changes saved elsewhere (``MergePolicy/reportConflict``).
+    /// The IDs of unsaved edits that conflict with changes saved elsewhere (``MergePolicy/reportConflict``),
+    /// as stored keys of every entity. ``conflictingIDs(_:)`` gives one entity's, typed.
     public var conflictingIDs: [DatabaseValue] { graph.tables.values.flatMap(\.conflictingIDs) }
+
+    /// The IDs of `type`'s unsaved edits that conflict with changes saved elsewhere
+    /// (``MergePolicy/reportConflict``), in ID order.
+    public func conflictingIDs<E: Entity>(_ type: E.Type) -> [E.ID] {
+        (graph.tables[E.entityName]?.conflictingIDs ?? []).compactMap(E.ID.fromDatabaseValue).sorted()
+    }
 }
 
 extension Store {
