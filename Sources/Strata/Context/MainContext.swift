@@ -67,14 +67,14 @@ public final class MainContext {
         let identity = ContextIdentity(id: UUID(), name: "main")
         // Register first, then read the sequence: nothing accepted after it is missed. The
         // observer holds the context weakly, so the store never keeps it alive.
-        let placeholder = Locked(WeakMainContext())
+        let placeholder = Locked(WeakObject())
         let (id, sequence) = store.addAcceptObserver { event in
-            placeholder.withLock { $0.context }?.enqueue(event)
+            (placeholder.withLock { $0.object } as? MainContext)?.enqueue(event)
         }
         graph = ObjectGraph(registry: store.registry, identity: identity, policy: .localWins, registersNew: true,
                             keepsIndexes: true, startingAt: sequence)
         observerID = id
-        placeholder.withLock { $0.context = self }
+        placeholder.withLock { $0.object = self }
     }
 
     isolated deinit {
@@ -373,10 +373,6 @@ public final class ChangeObservation {
     }
 }
 
-struct WeakMainContext: Sendable {
-    weak var context: MainContext?
-}
-
 extension Store {
     /// The store's main context: created on first use, and the same instance for as long as
     /// someone holds it. It holds the store; the store does not hold it (keep a reference, as
@@ -384,9 +380,9 @@ extension Store {
     @MainActor
     public var mainContext: MainContext {
         mainContextSlot.withLock { slot in
-            if let existing = slot.context { return existing }
+            if let existing = slot.object as? MainContext { return existing }
             let created = MainContext(store: self)
-            slot.context = created
+            slot.object = created
             return created
         }
     }

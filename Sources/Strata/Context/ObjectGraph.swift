@@ -191,3 +191,10 @@ final class ObjectGraph {
         }
     }
 }
+
+extension ObjectGraph: SectionSink {
+    /// Fills the entity's table with a snapshot's objects, as of `sequence`.
+    func fill<E: Entity>(_ values: [E], rows: [[DatabaseValue]], asOf sequence: UInt64) throws {
+        try table(E.self).fill(values, rows: rows, asOf: sequence)
+    }
+}

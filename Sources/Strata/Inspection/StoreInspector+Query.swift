@@ -42,14 +42,3 @@ extension StoreInspector {
         }
     }
 }
-
-extension ResolvedQuery {
-    /// A query over an entity known only by its schema (no `Entity` type), as ``init(_:schema:)`` resolves it.
-    init(schema: EntitySchema, filter: Filter, sortKeys: [SortKey], limit: Int?, offset: Int) throws {
-        self.schema = schema
-        self.filter = try ResolvedFilter(filter, schema: schema)
-        self.sort = try sortKeys.map { (try schema.requirePosition(of: $0.attribute), $0.isAscending) }
-        self.limit = limit.flatMap { $0 < 0 ? nil : $0 }
-        self.offset = max(0, offset)
-    }
-}

@@ -7,6 +7,9 @@ import Foundation
 /// it. Entities are described by the schemas the store recorded in `strata_entities`, so rows
 /// come back untyped (``Row``) and filters are checked against the recorded attributes.
 ///
+/// Unlike ``Store``, the inspector runs its SQL on the calling thread (it has no queue): call it
+/// from a tool or a background task, never from an app's main actor.
+///
 /// ```swift
 /// let inspector = try StoreInspector(path: "reader.sqlite")
 /// let summary = try inspector.summary()

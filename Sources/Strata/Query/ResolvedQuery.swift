@@ -9,20 +9,17 @@ struct ResolvedQuery: Sendable {
     let offset: Int
 
     init<E: Entity>(_ query: Query<E>, schema: EntitySchema) throws {
-        self.schema = schema
-        self.filter = try ResolvedFilter(query.filter, schema: schema)
-        self.sort = try query.sortKeys.map { (try schema.requirePosition(of: $0.attribute), $0.isAscending) }
-        // SQLite reads a negative LIMIT as no limit; normalizing here keeps the in-memory window the same.
-        self.limit = query.limit.flatMap { $0 < 0 ? nil : $0 }
-        self.offset = max(0, query.offset)
+        try self.init(schema: schema, filter: query.filter, sortKeys: query.sortKeys, limit: query.limit, offset: query.offset)
     }
 
-    init(schema: EntitySchema, filter: Filter) throws {
+    /// A query over an entity known only by its schema (the inspector's, which has no `Entity` type).
+    init(schema: EntitySchema, filter: Filter, sortKeys: [SortKey] = [], limit: Int? = nil, offset: Int = 0) throws {
         self.schema = schema
         self.filter = try ResolvedFilter(filter, schema: schema)
-        self.sort = []
-        self.limit = nil
-        self.offset = 0
+        self.sort = try sortKeys.map { (try schema.requirePosition(of: $0.attribute), $0.isAscending) }
+        // SQLite reads a negative LIMIT as no limit; normalizing here keeps the in-memory window the same.
+        self.limit = limit.flatMap { $0 < 0 ? nil : $0 }
+        self.offset = max(0, offset)
     }
 
     var selectList: String { schema.attributes.map(\.column.quotedIdentifier).joined(separator: ", ") }

@@ -21,7 +21,8 @@ final class Connection {
 
     struct Options {
         var readOnly = false
-        var synchronous: StoreConfiguration.Synchronous = .normal
+        /// `PRAGMA synchronous = FULL` (an fsync per commit) rather than `NORMAL`.
+        var synchronousFull = false
         var busyTimeout: TimeInterval = 5
         var publicArguments = false
         var incrementalAutoVacuum = false
@@ -76,7 +77,7 @@ final class Connection {
         if mode != .text("wal") {
             throw StrataError(.sqlite, "cannot switch the database to WAL mode (got \(mode ?? .null))", path: path)
         }
-        try execute("PRAGMA synchronous = \(options.synchronous == .full ? "FULL" : "NORMAL")")
+        try execute("PRAGMA synchronous = \(options.synchronousFull ? "FULL" : "NORMAL")")
         if let limit = options.journalSizeLimit { try execute("PRAGMA journal_size_limit = \(max(-1, limit))") }
         try execute("PRAGMA foreign_keys = ON")
     }

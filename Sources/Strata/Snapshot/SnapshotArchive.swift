@@ -135,10 +135,15 @@ extension SnapshotHeader.Chunk {
     }
 }
 
-/// A decoded section, ready to fill a context.
+/// A decoded section, ready to fill whatever holds objects (``SectionSink``: a context's graph).
 protocol LoadedSection: Sendable {
     var count: Int { get }
-    @MainActor func fill(_ graph: ObjectGraph, asOf sequence: UInt64) throws
+    func fill(_ sink: some SectionSink, asOf sequence: UInt64) throws
+}
+
+/// Where a loaded section's objects go; the archive does not know who holds them.
+protocol SectionSink {
+    func fill<E: Entity>(_ values: [E], rows: [[DatabaseValue]], asOf sequence: UInt64) throws
 }
 
 struct TypedSection<E: Entity>: LoadedSection {
@@ -146,7 +151,7 @@ struct TypedSection<E: Entity>: LoadedSection {
     let rows: [[DatabaseValue]]
     var count: Int { values.count }
 
-    @MainActor func fill(_ graph: ObjectGraph, asOf sequence: UInt64) throws {
-        try graph.table(E.self).fill(values, rows: rows, asOf: sequence)
+    func fill(_ sink: some SectionSink, asOf sequence: UInt64) throws {
+        try sink.fill(values, rows: rows, asOf: sequence)
     }
 }

@@ -67,18 +67,6 @@ public struct Submission: Sendable {
     public let sequence: UInt64
     let store: Store
 
-    /// Returns once the store's main context has merged this change set — its objects are in
-    /// the context's reads and its ``ContextChange`` (if it changed anything there) was published.
-    /// Returns at once when there is no main context, or it had merged it already (its own
-    /// saves are merged when they are made). Never hangs, even for a change set that changes
-    /// nothing the context shows. A change set that later fails to commit is merged all the same
-    /// (and then corrected, see ``MainContext/failures()`` and ``Store/failures()``).
-    @MainActor
-    public func mergedIntoMainContext() async {
-        guard let main = store.mainContextSlot.withLock({ $0.context }) else { return }
-        await main.waitUntilMerged(through: sequence)
-    }
-
     /// Returns once this change set is committed to SQLite.
     ///
     /// - Throws: the permanent failure of this change set (a constraint, an unknown object), or the

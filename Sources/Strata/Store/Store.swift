@@ -34,7 +34,8 @@ public final class Store: Sendable {
     let queue: DispatchQueue
     let writer: QueueConfined<Writer>
     let pipeline = Locked(PipelineState())
-    let mainContextSlot = Locked(WeakMainContext())
+    /// The main context while someone holds it (``Store/mainContext`` is `Context/`'s).
+    let mainContextSlot = Locked(WeakObject())
     var logger: Logger { configuration.logger }
 
     private init(path: String, outcome: SchemaMigrator.Outcome, configuration: StoreConfiguration,

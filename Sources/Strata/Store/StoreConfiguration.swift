@@ -71,7 +71,7 @@ public struct StoreConfiguration: Sendable {
 
     var connectionOptions: Connection.Options {
         var options = Connection.Options()
-        options.synchronous = synchronous
+        options.synchronousFull = synchronous == .full
         options.busyTimeout = busyTimeout
         options.publicArguments = publicStatementArguments
         options.incrementalAutoVacuum = incrementalVacuum
