@@ -59,14 +59,20 @@ let package = Package(
             path: "Tests/CFaultVFS",
             linkerSettings: [.linkedLibrary("sqlite3")]
         ),
+        // What both test targets share: temporary directories, seeded randomness, bounded waits.
+        .target(
+            name: "StrataTestSupport",
+            path: "Tests/StrataTestSupport"
+        ),
         .testTarget(
             name: "StrataTests",
-            dependencies: ["Strata", "CFaultVFS", "StrataProbe", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["Strata", "StrataTestSupport", "CFaultVFS", "StrataProbe",
+                           .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "StrataCLITests",
             // The executable too, so that `swift test` builds the `strata` binary the end-to-end test runs.
-            dependencies: ["StrataCLICore", "Strata", "StrataCLI"],
+            dependencies: ["StrataCLICore", "Strata", "StrataCLI", "StrataTestSupport"],
             exclude: ["Golden"]
         ),
     ],

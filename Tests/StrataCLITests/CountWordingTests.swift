@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataCLICore
+import StrataTestSupport
 import Testing
 
 /// Counts of one are printed in the singular.
@@ -8,7 +9,7 @@ import Testing
 @Suite struct CountWordingTests {
     /// A store of one entity with one logged change.
     @Test func oneEntityAndOneChange() async throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let path = scratch.path("feeds.sqlite")
         do {
             let store = try await Store.open(at: path, entities: [Feed.self])

@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataCLICore
+import StrataTestSupport
 import Testing
 
 /// `check` on a damaged store: a failed check (exit code 1) with SQLite's integrity report

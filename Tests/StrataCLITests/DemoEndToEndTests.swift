@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataCLICore
+import StrataTestSupport
 import Testing
 
 /// Runs the built `strata` executable's demo at a small size, as a user would, and checks its
@@ -8,7 +9,7 @@ import Testing
 /// loaded from the snapshot.
 @Suite struct DemoEndToEndTests {
     @Test func smallDemoEndsWithTheExpectedCountsAndAWarmStart() async throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let path = scratch.path("reader.sqlite")
         let arguments = ["demo", "--feeds", "5", "--articles", "500", "--read-elsewhere", "100", "--seed", "3",
                          "--path", path, "--json"]
@@ -57,7 +58,7 @@ import Testing
     }
 
     @Test func demoRefusesToReplaceAFileItDidNotMake() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let path = scratch.path("precious.sqlite")
         try Data("my notes".utf8).write(to: URL(fileURLWithPath: path))
         let run = try StrataProcess.run(["demo", "--feeds", "1", "--articles", "10", "--path", path])

@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 @testable import StrataCLICore
+import StrataTestSupport
 import Testing
 
 /// The demo's options: where its store goes, what it refuses up front, small runs that still
@@ -9,7 +10,7 @@ import Testing
     /// The default store is under `$HOME`, as `~` in the help promises — not the account's home
     /// directory from the user database.
     @Test func defaultStoreIsUnderHOME() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let home = scratch.url.path
         var environment = ProcessInfo.processInfo.environment
         environment["HOME"] = home
@@ -28,7 +29,7 @@ import Testing
 
     /// A `--path` in a missing directory is refused before anything runs, naming the directory.
     @Test func missingDirectoryIsRefusedUpFront() async throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let missing = scratch.path("not-there")
         let result = await runCLI(["demo", "--articles", "30", "--path", missing + "/reader.sqlite"])
         #expect(result.code == ExitStatus.usage)
@@ -69,7 +70,7 @@ import Testing
         let generator = DataGenerator(seed: 3, feeds: 2, articles: articles)
         let unread = (0..<articles).filter { !generator.article($0).isRead }.count
         try #require(unread >= 3, "seed 3 gives the demo enough unread articles")
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let run = try StrataProcess.run(["demo", "--feeds", "2", "--articles", String(articles), "--seed", "3",
                                          "--path", scratch.path("reader.sqlite"), "--json"])
         #expect(run.status == 0, "\(run.error)")
@@ -89,7 +90,7 @@ import Testing
 
     /// Counts of one read in the singular.
     @Test func oneArticleReadElsewhereIsSingular() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let run = try StrataProcess.run(["demo", "--feeds", "1", "--articles", "12", "--seed", "3",
                                          "--path", scratch.path("reader.sqlite")])
         #expect(run.status == 0, "\(run.error)")
@@ -104,7 +105,7 @@ import Testing
     /// line (printed at each quarter when output is not a terminal), then sends SIGINT while the
     /// other three quarters are still to come.
     @Test func ctrlCDuringTheImportSaysWhatWasCommitted() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let path = scratch.path("reader.sqlite")
         let demo = try StrataProcess(["demo", "--feeds", "5", "--articles", "60000", "--path", path])
         let importing = demo.readOutput { $0.contains("/60,000 articles") }

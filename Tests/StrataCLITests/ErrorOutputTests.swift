@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataCLICore
+import StrataTestSupport
 import Testing
 
 /// Every kind of bad input prints one clear line on standard error — what and where — and exits

@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataCLICore
+import StrataTestSupport
 import Testing
 
 /// Golden-output tests of the deterministic commands, run in-process against a fixture store.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 @testable import StrataCLICore
+import StrataTestSupport
 import Testing
 
 /// `--version`, and help text that ArgumentParser wraps to the terminal's width.

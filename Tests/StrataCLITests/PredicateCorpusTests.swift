@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Fuzzing) import StrataCLICore
+import StrataTestSupport
 import Testing
 
 /// Replays the predicate fuzzer's saved corpus (Fuzz/Corpus/predicate) through the `--where`

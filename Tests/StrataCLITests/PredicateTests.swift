@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 @testable import StrataCLICore
+import StrataTestSupport
 import Testing
 
 /// The `--where` syntax parses into the library's `Filter`, checked against the entity's schema.

@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 @testable import StrataCLICore
+import StrataTestSupport
 import Testing
 
 /// The read-only commands on a store in a directory the user cannot write, where SQLite cannot

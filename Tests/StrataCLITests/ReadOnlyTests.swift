@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataCLICore
+import StrataTestSupport
 import Testing
 
 /// The reading commands never modify the files they are asked to read: the store, its WAL (when

@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataCLICore
+import StrataTestSupport
 import Testing
 
 /// `strata vacuum`: refuses while another connection has the store open, and reports the WAL

@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataTestSupport
 import Testing
 
 /// The RSS reader's article, as the tests store it.
@@ -50,17 +51,6 @@ final class StatementLog: Sendable {
         var all: [String] { lock.lock(); defer { lock.unlock() }; return values }
         func clear() { lock.lock(); values.removeAll(); lock.unlock() }
     }
-}
-
-/// A fresh directory per test, removed at the end.
-final class TemporaryDirectory {
-    let url: URL
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-    deinit { try? FileManager.default.removeItem(at: url) }
 }
 
 func openStore(_ path: String, entities: [any Entity.Type] = [Article.self, Feed.self], log: StatementLog? = nil,

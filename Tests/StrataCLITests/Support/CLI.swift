@@ -1,5 +1,6 @@
 import Foundation
 import StrataCLICore
+import StrataTestSupport
 
 /// What one in-process run of `strata` did.
 struct CLIResult {
@@ -18,21 +19,3 @@ func runCLI(_ arguments: [String]) async -> CLIResult {
     return CLIResult(code: code, output: capture.standardOutput, error: capture.standardError)
 }
 
-/// A fresh directory per test, removed at the end.
-final class Scratch {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-cli-\(UUID().uuidString)")
-    init() throws { try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-    deinit { try? FileManager.default.removeItem(at: url) }
-}
-
-/// A file's bytes and modification date, to prove a command did not write it.
-struct FileState: Equatable {
-    let bytes: Data?
-    let modified: Date?
-
-    init(_ path: String) {
-        bytes = try? Data(contentsOf: URL(fileURLWithPath: path))
-        modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
-    }
-}

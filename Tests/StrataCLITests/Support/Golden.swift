@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 
 /// Golden-output comparison: the output, with what varies between runs replaced by placeholders

@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataCLICore
+import StrataTestSupport
 
 /// A small, deterministic reader store made with the demo's model: 3 feeds and 24 generated
 /// articles (seed 7), two of them then starred, and a snapshot of its main context.
@@ -9,14 +10,14 @@ import StrataCLICore
 /// open, so nothing but the command under test can touch them.
 @MainActor
 final class ReaderFixture {
-    let scratch: Scratch
+    let scratch: TemporaryDirectory
     let store: String
     let snapshot: String
 
     static let generator = DataGenerator(seed: 7, feeds: 3, articles: 24)
 
     init() async throws {
-        scratch = try Scratch()
+        scratch = try TemporaryDirectory()
         store = scratch.path("reader.sqlite")
         snapshot = scratch.path("reader.snapshot")
         let build = scratch.path("build")

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import StrataCLICore
 #if canImport(Glibc)
 import Glibc

@@ -1,0 +1,91 @@
+import Foundation
+@testable import Strata
+import StrataTestSupport
+import Testing
+
+@MainActor
+@Suite struct ContextMemoryTests {
+    @Test func aChangeSetThatFailsAtCommitIsUndoneInTheMainContext() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await openStore(directory.path("s.sqlite"))
+        var seed = ChangeSet()
+        seed.insert(Article.make(1))
+        try store.submit(seed)
+        try await store.persist()
+        let main = store.mainContext
+        _ = try await main.fetch(Query<Article>())
+        let changes = main.changes()
+
+        // Accepted (and merged) at once, but SQLite will reject it: one update of a missing object.
+        var failing = ChangeSet()
+        var edited = Article.make(1)
+        edited.title = "never committed"
+        failing.update(edited)
+        failing.update(Article.make(404))
+        let submission = try store.submit(failing)
+        main.mergePending()
+        #expect(main.object(Article.self, id: "article-1")?.title == "never committed")
+        #expect(main.object(Article.self, id: "article-404") != nil)
+
+        await #expect(throws: StrataError.self) { try await submission.committed() }
+        var iterator = changes.makeAsyncIterator()
+        var reload: ContextChange?
+        while let change = await iterator.next(isolation: #isolation) {
+            if change.origin == .reload { reload = change; break }
+        }
+        #expect(reload?.deleted(Article.self) == ["article-404"])
+        #expect(reload?.updated(Article.self)["article-1"] == ["title"])
+        #expect(main.object(Article.self, id: "article-1") == Article.make(1))
+        #expect(main.object(Article.self, id: "article-404") == nil)
+    }
+
+    @Test func workersDropCopiesTouchedByAFailedChangeSet() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await openStore(directory.path("s.sqlite"))
+        var seed = ChangeSet()
+        seed.insert(Article.make(1))
+        try store.submit(seed)
+        try await store.persist()
+        let worker = store.makeWorkerContext()
+        _ = try await worker.fetch(Query<Article>())
+        var failing = ChangeSet()
+        var edited = Article.make(1)
+        edited.title = "never committed"
+        failing.update(edited)
+        failing.update(Article.make(404))
+        await #expect(throws: StrataError.self) { try await store.submit(failing).committed() }
+        // The worker no longer trusts its copy; a fetch brings the committed one back.
+        #expect(await worker.object(Article.self, id: "article-1") == nil)
+        #expect(try await worker.fetch(Query<Article>()) == [Article.make(1)])
+    }
+
+    @Test func nonResidentObjectsAreEvictedBeyondTheLimitExceptObservedOnes() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await openStore(directory.path("s.sqlite"))
+        let main = store.mainContext
+        main.registeredObjectLimit = 100
+        var first = ChangeSet()
+        for index in 0..<50 { first.insert(Article.make(index, feed: 1)) }
+        try store.submit(first)
+        main.mergePending()
+        let observed = try main.observe(Query<Article>(where: Attribute("feedID") == 1))
+        #expect(observed.ids.count == 50)
+        for batch in 0..<5 {
+            var changes = ChangeSet()
+            for index in 0..<100 { changes.insert(Article.make(1_000 + batch * 100 + index, feed: 2)) }
+            try store.submit(changes)
+            main.mergePending()
+        }
+        #expect(main.registeredCount(Article.self) <= 100)
+        // Objects a live query shows are never evicted.
+        #expect(observed.ids.allSatisfy { main.object(Article.self, id: $0) != nil })
+        #expect(observed.values.count == 50)
+        // Resident entities are never evicted.
+        var feeds = ChangeSet()
+        for index in 0..<300 { feeds.insert(Feed(id: Int64(index), name: "feed \(index)")) }
+        try store.submit(feeds)
+        main.mergePending()
+        #expect(main.registeredCount(Feed.self) == 300)
+        try await store.persist()
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+@testable import Strata
+import StrataTestSupport
+import Testing
+
+/// `MainContext.count(matching:)` counts without building values, from an index when one answers
+/// alone; whichever way it goes, it equals the number of objects the same query returns.
+@MainActor
+@Suite struct MainContextCountTests {
+    @Test func countEqualsTheObjectsReturnedForRandomQueriesAndEdits() async throws {
+        var (random, seed) = SeededRandom.forTest(#function)
+        let directory = try TemporaryDirectory()
+        let store = try await openStore(directory.path("s.sqlite"), entities: [Note.self])
+        var changes = ChangeSet()
+        for id in 0..<300 {
+            changes.insert(Note(id: Int64(id), group: Int(random.next() % 4), score: Double(random.next() % 100),
+                                label: random.next() % 3 == 0 ? nil : "l\(random.next() % 5)", isDone: random.next() % 2 == 0))
+        }
+        try await store.submit(changes).committed()
+        let main = store.mainContext
+        try await main.loadResidentEntities()
+
+        let filters: [Filter] = [
+            Attribute("group") == 2,                                      // an index prefix: the index answers
+            Attribute("group") == 1 && Attribute("isDone") == false,      // the whole index
+            Attribute("isDone") == true && Attribute("group") == 3,       // the same, other order
+            Attribute("group") == 2.5,                                    // matches nothing
+            Attribute("group") == 2 && Attribute("group") == 3,           // contradiction: evaluated
+            Attribute("isDone") == true,                                  // not a prefix: evaluated
+            Attribute("group") == 1 && Attribute("score") > 50,           // more than equalities
+            Attribute("label") == "l1",
+            Attribute("id").in([1, 2, 3, 400]),
+            .all,
+        ]
+        for round in 0..<6 {
+            if round >= 3 {
+                // Unsaved edits take part: an update, an insert and a delete.
+                if var note = main.object(Note.self, id: Int64(round)) {
+                    note.group = (note.group + 1) % 4
+                    try main.update(note)
+                }
+                try main.insert(Note(id: Int64(1_000 + round), group: 1, score: 1, label: nil, isDone: false))
+                try main.delete(Note.self, id: Int64(10 + round))
+            }
+            for filter in filters {
+                for (limit, offset) in [(nil, 0), (5, 0), (5, 2), (nil, 290), (0, 0)] as [(Int?, Int)] {
+                    let query = Query<Note>(where: filter, limit: limit, offset: offset)
+                    #expect(try main.count(matching: query) == (try main.objects(matching: query).count),
+                            "seed \(seed), round \(round), \(filter), limit \(String(describing: limit)), offset \(offset)")
+                }
+            }
+        }
+    }
+
+    @Test func anIndexPrefixIsCountedByTheIndex() throws {
+        let schema = try SchemaRegistry([Note.self]).schema(for: Note.self)
+        let index = InMemoryIndex<Int64>(positions: [1, 4], schema: schema)   // group, isDone
+        for id in 0..<10 {
+            var row = [DatabaseValue](repeating: .null, count: schema.attributes.count)
+            row[1] = .integer(Int64(id % 2))
+            row[4] = .integer(id < 3 ? 1 : 0)
+            index.insert(Int64(id), row: row)
+        }
+        #expect(index.count(exactly: [1: .integer(0)]) == 5)
+        #expect(index.count(exactly: [1: .integer(0), 4: .integer(1)]) == 2)
+        #expect(index.count(exactly: [1: .real(0)]) == 5, "numbers are normalized to the attribute's class")
+        #expect(index.count(exactly: [4: .integer(1)]) == nil, "not a prefix: the index cannot answer alone")
+        #expect(index.count(exactly: [1: .null]) == 0, "NULL equals nothing")
+    }
+}
