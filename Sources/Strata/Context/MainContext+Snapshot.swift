@@ -56,9 +56,7 @@ extension MainContext {
             let written = try SnapshotArchive.encode(sections, storeID: store.storeID, generation: generation,
                                                      schemas: store.registry.schemas)
             try AtomicFile.write([written.header] + written.chunks, to: path, stopAfter: step)
-            let header = try (written.header + written.chunks.reduce(Data(), +)).withUnsafeBytes { bytes throws(SnapshotRejection) in
-                try SnapshotHeader.decode(bytes)
-            }
+            let header = written.described
             store.logger.debug("snapshot written", metadata: [
                 "path": "\(path)", "objects": "\(header.objectCount)", "bytes": "\(header.fileSize)",
                 "generation": "\(generation)"])
@@ -147,14 +145,7 @@ extension MainContext {
 
     private func reload<E: Entity>(_ type: E.Type, keys: [DatabaseValue]?, into change: inout ContextChange) async throws {
         let table = try graph.table(E.self)
-        let keys = keys ?? table.heldKeys
-        let ids = keys.compactMap(E.ID.fromDatabaseValue)
-        graph.beginFetch()
-        defer { graph.endFetch() }
-        let (values, sequence) = try await store.fetchSnapshot(Query<E>(where: Attribute(table.schema.primaryKey.name).in(ids)))
-        mergePending()
-        let found = Set(values.map(\.id))
-        try table.reload(values, deleted: ids.filter { !found.contains($0) }, asOf: sequence, includeNew: E.isResident,
-                         policy: graph.policy, into: &change.entities[E.entityName, default: .init()])
+        let ids = (keys ?? table.heldKeys).compactMap(E.ID.fromDatabaseValue)
+        try await reread(E.self, ids: ids, into: &change)
     }
 }

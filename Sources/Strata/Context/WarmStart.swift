@@ -63,7 +63,7 @@ extension Store {
         let decoding = Task.detached(priority: .userInitiated) { SnapshotLoader(registry: registry).load(snapshotPath) }
         let store: Store
         do {
-            store = try await open(at: path, entities: entities, migrations: migrations, configuration: configuration)
+            store = try await open(at: path, registry: registry, migrations: migrations, configuration: configuration)
         } catch {
             decoding.cancel()
             throw error
@@ -77,16 +77,13 @@ extension Store {
         case .failure(let rejection):
             outcome = .coldStart(rejection)
         case .success(let loaded):
-            if loaded.header.storeID != store.storeID {
-                outcome = .coldStart(.otherStore)
-            } else if loaded.header.generation > generation {
-                outcome = .coldStart(.newerThanDatabase)
-            } else if loaded.header.generation < floor {
-                outcome = .coldStart(.historyPruned)
+            let fit = loaded.header.fit(storeID: store.storeID, generation: generation, floor: floor)
+            if case .rejected(let rejection) = fit {
+                outcome = .coldStart(rejection)
             } else {
                 for section in loaded.sections { try section.fill(main.graph, asOf: 0) }
-                outcome = loaded.header.generation == generation ? .used : .caughtUp(changes: 0)
-                if case .caughtUp = outcome {
+                outcome = .used
+                if fit == .behind {
                     let changes = try await main.catchUp(since: ChangeToken(generation: loaded.header.generation))
                     outcome = .caughtUp(changes: changes)
                 }
@@ -119,18 +116,34 @@ extension MainContext {
         let (changed, deleted) = history.keys(of: E.entityName)
         guard !changed.isEmpty || !deleted.isEmpty else { return }
         let table = try graph.table(E.self)
-        let keys = changed.compactMap(E.ID.fromDatabaseValue).filter { E.isResident || table.visible($0) != nil }
+        let ids = changed.compactMap(E.ID.fromDatabaseValue).filter { E.isResident || table.visible($0) != nil }
+        try await reread(E.self, ids: ids, deleted: deleted.compactMap(E.ID.fromDatabaseValue), into: &change)
+    }
+
+    /// Reads `ids` again from the store — in chunks the connection's variable limit allows — and
+    /// applies them as a ``ContextChange/Origin/reload``: copies replaced, `deleted` and any of
+    /// `ids` the store no longer has removed (resident entities also gain objects they lacked).
+    /// The one re-read of catch-up and of corrections after a failed save.
+    func reread<E: Entity>(_ type: E.Type, ids: [E.ID], deleted: [E.ID] = [], into change: inout ContextChange) async throws {
+        let table = try graph.table(E.self)
         graph.beginFetch()
         defer { graph.endFetch() }
         var values: [E] = []
         var sequence = graph.mergedSequence
-        for chunk in stride(from: 0, to: keys.count, by: 10_000).map({ Array(keys[$0..<min(keys.count, $0 + 10_000)]) }) {
+        let limit = try await store.onQueue { writer in writer.connection.maxVariableCount }
+        let size = max(1, min(Self.rereadChunk, limit))
+        for start in stride(from: 0, to: ids.count, by: size) {
+            let chunk = Array(ids[start..<min(ids.count, start + size)])
             let fetched = try await store.fetchSnapshot(Query<E>(where: Attribute(table.schema.primaryKey.name).in(chunk)))
             values += fetched.values
             sequence = max(sequence, fetched.sequence)
         }
         mergePending()
-        try table.reload(values, deleted: deleted.compactMap(E.ID.fromDatabaseValue), asOf: sequence, includeNew: E.isResident,
-                         policy: graph.policy, into: &change.entities[E.entityName, default: .init()])
+        let found = Set(values.map(\.id))
+        try table.reload(values, deleted: deleted + ids.filter { !found.contains($0) }, asOf: sequence,
+                         includeNew: E.isResident, policy: graph.policy, into: &change.entities[E.entityName, default: .init()])
     }
+
+    /// The most IDs one re-read statement binds (fewer when the connection allows fewer).
+    static let rereadChunk = 10_000
 }

@@ -11,20 +11,11 @@ extension Snapshot {
     public static func verify(at path: String, schemas: [EntitySchema]? = nil) throws(SnapshotRejection) -> SnapshotHeader {
         return try map(path).withUnsafeBytes { bytes in Result { () throws(SnapshotRejection) -> SnapshotHeader in
             let header = try SnapshotHeader.decode(bytes)
-            var widths: [String: Int]?
-            if let schemas {
-                guard header.schemaFingerprint == SnapshotArchive.fingerprint(schemas) else { throw .schemaChanged }
-                let byName = Dictionary(schemas.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-                var found: [String: Int] = [:]
-                for entry in header.entities {
-                    guard let schema = byName[entry.entity],
-                          SnapshotArchive.fingerprint(schema) == entry.schemaFingerprint else { throw .schemaChanged }
-                    found[entry.entity] = schema.attributes.count
-                }
-                widths = found
+            let widths = try schemas.map { schemas throws(SnapshotRejection) in
+                try header.matchedSchemas(schemas).map(\.attributes.count)
             }
-            for entry in header.entities {
-                try verify(entry, in: bytes, width: widths?[entry.entity])
+            for (index, entry) in header.entities.enumerated() {
+                try verify(entry, in: bytes, width: widths?[index])
             }
             return header
         } }.get()

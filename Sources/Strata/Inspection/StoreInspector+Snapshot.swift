@@ -16,11 +16,12 @@ extension StoreInspector {
     /// Whether a snapshot with this header would warm-start this store, judging identity and
     /// generation only (the file's contents are not read again).
     public func validity(of header: SnapshotHeader) throws -> SnapshotValidity {
-        guard header.storeID == storeID else { return .invalid(.otherStore) }
         let range = try changeLog()
-        if header.generation > range.generation { return .invalid(.newerThanDatabase) }
-        if header.generation < range.floor { return .invalid(.historyPruned) }
-        if header.generation == range.generation { return .current }
+        switch header.fit(storeID: storeID, generation: range.generation, floor: range.floor) {
+        case .rejected(let rejection): return .invalid(rejection)
+        case .current: return .current
+        case .behind: break
+        }
         let behind = try connection.rows("SELECT count(*) FROM \(ChangeLog.table) WHERE generation > ?",
                                          [.integer(header.generation)], cached: false).first?.first
         return .behind(changes: Int.fromDatabaseValue(behind ?? .null) ?? 0)

@@ -32,6 +32,8 @@ enum SnapshotArchive {
     struct Written: Sendable {
         let header: Data
         let chunks: [Data]
+        /// What `header` says, as a reader decodes it.
+        let described: SnapshotHeader
         var fileSize: Int { header.count + chunks.reduce(0) { $0 + $1.count } }
     }
 
@@ -69,7 +71,7 @@ enum SnapshotArchive {
         }
         let header = SnapshotHeader.encode(storeID: storeID, generation: generation, createdAt: Date(),
                                            schemaFingerprint: fingerprint(schemas), sections: layout)
-        return Written(header: header, chunks: compressed.map(\.0))
+        return Written(header: header.bytes, chunks: compressed.map(\.0), described: header.header)
     }
 
     /// Decompresses, parses and decodes one section's chunks (in parallel), checking each row

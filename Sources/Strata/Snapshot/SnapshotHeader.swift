@@ -63,8 +63,11 @@ public struct SnapshotHeader: Sendable, Hashable {
     public var objectCount: Int { entities.reduce(0) { $0 + $1.objectCount } }
 
     /// Writes the header for sections whose chunks start right after it.
+    /// Returns the bytes and the header they describe (what ``decode(_:)`` would read back from
+    /// the whole file), so a writer never has to decode what it just built.
     static func encode(storeID: UUID, generation: Int64, createdAt: Date, schemaFingerprint: UInt64,
-                       sections: [(entity: String, fingerprint: UInt64, chunks: [(compressed: Int, uncompressed: Int, objects: Int)])]) -> Data {
+                       sections: [(entity: String, fingerprint: UInt64, chunks: [(compressed: Int, uncompressed: Int, objects: Int)])])
+        -> (bytes: Data, header: SnapshotHeader) {
         func body(payloadStart: Int) -> Data {
             var writer = ByteWriter()
             withUnsafeBytes(of: storeID.uuid) { writer.appendRaw(Data($0)) }
@@ -94,10 +97,24 @@ public struct SnapshotHeader: Sendable, Hashable {
         header.appendRaw(Data(magic))
         header.append(currentFormatVersion)
         header.append(UInt32(size))
-        header.appendRaw(body(payloadStart: 16 + size + 4))
+        let payloadStart = 16 + size + 4
+        header.appendRaw(body(payloadStart: payloadStart))
         let crc = header.data.withUnsafeBytes { CRC32.checksum($0) }
         header.append(crc)
-        return header.data
+        var offset = payloadStart
+        let entries = sections.map { section in
+            Entry(entity: section.entity, schemaFingerprint: section.fingerprint,
+                  objectCount: section.chunks.reduce(0) { $0 + $1.objects },
+                  chunks: section.chunks.map { chunk in
+                      defer { offset += chunk.compressed }
+                      return Chunk(offset: offset, compressedSize: chunk.compressed, uncompressedSize: chunk.uncompressed,
+                                   objectCount: chunk.objects)
+                  })
+        }
+        let described = SnapshotHeader(formatVersion: currentFormatVersion, storeID: storeID, generation: generation,
+                                       createdAt: Date(timeIntervalSince1970: createdAt.timeIntervalSince1970),
+                                       schemaFingerprint: schemaFingerprint, entities: entries, fileSize: offset)
+        return (header.data, described)
     }
 
     /// Parses and checks a header; every problem is a ``SnapshotRejection``.

@@ -22,12 +22,9 @@ struct SnapshotLoader {
 
     private func decodeOrThrow(_ bytes: UnsafeRawBufferPointer) throws(SnapshotRejection) -> Loaded {
         let header = try SnapshotHeader.decode(bytes)
-        guard header.schemaFingerprint == SnapshotArchive.fingerprint(registry.schemas) else { throw .schemaChanged }
         var sections: [any LoadedSection] = []
-        for entry in header.entities {
-            guard let schema = try? registry.schema(named: entry.entity),
-                  let type = registry.types.first(where: { $0.type.entityName == entry.entity })?.type,
-                  SnapshotArchive.fingerprint(schema) == entry.schemaFingerprint else { throw .schemaChanged }
+        for (entry, schema) in zip(header.entities, try header.matchedSchemas(registry.schemas)) {
+            guard let type = registry.types.first(where: { $0.type.entityName == entry.entity })?.type else { throw .schemaChanged }
             sections.append(try Self.section(type, entry, bytes, schema))
         }
         return Loaded(header: header, sections: sections)

@@ -70,7 +70,12 @@ public final class Store: Sendable {
         at path: String, entities: [any Entity.Type], migrations: [Migration] = [],
         configuration: StoreConfiguration = .default
     ) async throws -> Store {
-        let registry = try SchemaRegistry(entities)
+        try await open(at: path, registry: SchemaRegistry(entities), migrations: migrations, configuration: configuration)
+    }
+
+    /// ``open(at:entities:migrations:configuration:)`` with the entities' schemas already reflected.
+    static func open(at path: String, registry: SchemaRegistry, migrations: [Migration],
+                     configuration: StoreConfiguration) async throws -> Store {
         let queue = DispatchQueue(label: "strata.store", qos: configuration.qualityOfService)
         queue.markIdentity()
         let (writer, outcome) = try await withCheckedThrowingContinuation {

@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 @testable import Strata
 import StrataTestSupport
@@ -87,5 +88,56 @@ import Testing
         main.mergePending()
         #expect(main.registeredCount(Feed.self) == 300)
         try await store.persist()
+    }
+}
+
+/// A small resident entity for the large-correction test.
+struct CorrectedCounter: Entity, Equatable {
+    var id: Int64
+    var value: Int64
+    static let isResident = true
+}
+
+@MainActor
+@Suite struct LargeCorrectionTests {
+    @Test(.hangWatchdog) func aFailedChangeSetOfMoreObjectsThanOneStatementBindsIsCorrectedWhole() async throws {
+        // More IDs than one statement may bind: the re-read after the failure must go in chunks,
+        // or the correction itself fails and the context keeps values SQLite never had. The
+        // connection's limit is lowered to 500 (SQLite's default build allows 32,766; Debian's
+        // 250,000), so 2,000 objects are enough to cross it.
+        let count = 2_000
+        let directory = try TemporaryDirectory()
+        let store = try await openStore(directory.path("s.sqlite"), entities: [CorrectedCounter.self])
+        try await store.onQueue { writer in _ = sqlite3_limit(writer.connection.handle, SQLITE_LIMIT_VARIABLE_NUMBER, 500) }
+        var seed = ChangeSet()
+        for id in 0..<count { seed.insert(CorrectedCounter(id: Int64(id), value: 0)) }
+        try await store.submit(seed).committed()
+        let main = store.mainContext
+        try await main.loadResidentEntities()
+        let failures = main.failures()
+        var failing = ChangeSet()
+        for id in 0..<count { failing.update(CorrectedCounter(id: Int64(id), value: 1)) }
+        failing.update(CorrectedCounter(id: -1, value: 1))      // missing: the change set fails whole
+
+        // Whichever comes first: the correction's reload, or a failure of the correction itself.
+        var observation: ChangeObservation?
+        var watcher: Task<Void, Never>?
+        let corrected: Bool = await withCheckedContinuation { continuation in
+            var answered = false
+            func answer(_ value: Bool) {
+                guard !answered else { return }
+                answered = true
+                continuation.resume(returning: value)
+            }
+            observation = main.onChange { change in if change.origin == .reload { answer(true) } }
+            watcher = Task { @MainActor in for await _ in failures { answer(false); break } }
+            do { try store.submit(failing) } catch { answer(false) }
+        }
+        observation?.cancel()
+        watcher?.cancel()
+        #expect(corrected, "the correction re-read every object")
+        #expect(main.objects(CorrectedCounter.self).allSatisfy { $0.value == 0 }, "every optimistic value was corrected")
+        #expect(main.object(CorrectedCounter.self, id: -1) == nil)
+        #expect(main.registeredCount(CorrectedCounter.self) == count)
     }
 }
