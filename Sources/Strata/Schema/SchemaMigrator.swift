@@ -128,13 +128,7 @@ struct SchemaMigrator {
                               "ALTER TABLE \(schema.table.quotedIdentifier) ADD COLUMN \(Self.columnDefinition(attribute))")
             }
         }
-        let indexes = Set(try database.indexes(on: schema.table))
-        for index in schema.indexes where !indexes.contains(schema.indexName(index)) {
-            let columns = try index.attributes.map { schema.attributes[try schema.requirePosition(of: $0)].column.quotedIdentifier }
-            try automatic("create index \(schema.indexName(index))",
-                          "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX \(schema.indexName(index).quotedIdentifier) "
-                          + "ON \(schema.table.quotedIdentifier) (\(columns.joined(separator: ", ")))")
-        }
+        try migrateIndexes(schema, stored: try storedSchema(schema.name, connection), database, automatic: automatic)
         try migrateFullText(schema, database, connection, automatic: automatic)
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys   // deterministic: an unchanged schema writes nothing
@@ -148,11 +142,40 @@ struct SchemaMigrator {
         try ChangeLog.installTriggers(schema, code: code, connection)
     }
 
-    private func migrateFullText(_ schema: EntitySchema, _ database: Database, _ connection: Connection,
-                                 automatic: (String, String) throws -> Void) throws {
-        let stored = try connection.rows("SELECT schema FROM \(Self.entitiesTable) WHERE name = ?", [.text(schema.name)])
+    /// The schema the store recorded for an entity, if any.
+    private func storedSchema(_ name: String, _ connection: Connection) throws -> EntitySchema? {
+        try connection.rows("SELECT schema FROM \(Self.entitiesTable) WHERE name = ?", [.text(name)])
             .first.flatMap { String.fromDatabaseValue($0[0]) }
             .flatMap { try? JSONDecoder().decode(EntitySchema.self, from: Data($0.utf8)) }
+    }
+
+    /// Indexes follow the declaration: a declared one missing from the file is created; one the
+    /// store created for an earlier declaration and no longer declared is dropped; one whose
+    /// definition changed (attributes, uniqueness) is rebuilt. Indexes the app made itself (in
+    /// a migration) were never declared, so they are left alone. Indexes hold no data: every
+    /// step is lossless.
+    private func migrateIndexes(_ schema: EntitySchema, stored: EntitySchema?, _ database: Database,
+                                automatic: (String, String) throws -> Void) throws {
+        let existing = Set(try database.indexes(on: schema.table))
+        let declared = Dictionary(schema.indexes.map { (schema.indexName($0), $0) }, uniquingKeysWith: { first, _ in first })
+        for index in stored?.indexes ?? [] {
+            let name = stored!.indexName(index)
+            guard existing.contains(name) else { continue }
+            if let now = declared[name], now.attributes == index.attributes, now.isUnique == index.isUnique { continue }
+            try automatic("drop index \(name)", "DROP INDEX \(name.quotedIdentifier)")
+        }
+        let remaining = Set(try database.indexes(on: schema.table))
+        for (name, index) in declared.sorted(by: { $0.key < $1.key }) where !remaining.contains(name) {
+            let columns = try index.attributes.map { schema.attributes[try schema.requirePosition(of: $0)].column.quotedIdentifier }
+            try automatic("create index \(name)",
+                          "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX \(name.quotedIdentifier) "
+                          + "ON \(schema.table.quotedIdentifier) (\(columns.joined(separator: ", ")))")
+        }
+    }
+
+    private func migrateFullText(_ schema: EntitySchema, _ database: Database, _ connection: Connection,
+                                 automatic: (String, String) throws -> Void) throws {
+        let stored = try storedSchema(schema.name, connection)
         let exists = try database.tableExists(schema.fullTextTable)
         if exists, stored?.fullTextAttributes == schema.fullTextAttributes { return }
         if exists {
