@@ -131,16 +131,7 @@ final class EntityTable<E: Entity>: AnyEntityTable {
         var rows: [[DatabaseValue]] = []
         var ids: [E.ID] = []
         for id in candidates {
-            let row: [DatabaseValue]
-            if let edit = edits[id] {
-                guard let value = edit.value else { continue }
-                row = try encoder.encode(value)
-            } else if records[id] != nil {
-                row = try self.row(id)
-            } else {
-                continue
-            }
-            if resolved.filter.matches(row) {
+            if let row = try visibleRow(id), resolved.filter.matches(row) {
                 rows.append(row)
                 ids.append(id)
             }
@@ -163,13 +154,8 @@ final class EntityTable<E: Entity>: AnyEntityTable {
             }
         }
         var total = 0
-        for id in try candidateIDs(resolved.filter) {
-            if let edit = edits[id] {
-                guard let value = edit.value else { continue }
-                if resolved.filter.matches(try encoder.encode(value)) { total += 1 }
-            } else if records[id] != nil, resolved.filter.matches(try row(id)) {
-                total += 1
-            }
+        for id in try candidateIDs(resolved.filter) where try visibleRow(id).map(resolved.filter.matches) == true {
+            total += 1
         }
         return resolved.windowCount(total)
     }

@@ -290,7 +290,7 @@ public final class MainContext {
     /// The IDs of `type`'s unsaved edits that conflict with changes saved elsewhere
     /// (``MergePolicy/reportConflict``), in ID order.
     public func conflictingIDs<E: Entity>(_ type: E.Type) -> [E.ID] {
-        (graph.tables[E.entityName]?.conflictingIDs ?? []).compactMap(E.ID.fromDatabaseValue).sorted()
+        graph.conflictingIDs(type)
     }
 
     /// Runs `body`; if it throws, the edits it made are undone and the error is rethrown.

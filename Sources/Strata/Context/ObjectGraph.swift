@@ -54,6 +54,11 @@ final class ObjectGraph {
 
     var hasChanges: Bool { tables.values.contains { $0.hasEdits } }
 
+    /// The IDs of `type`'s conflicted edits, in ID order.
+    func conflictingIDs<E: Entity>(_ type: E.Type) -> [E.ID] {
+        (tables[E.entityName]?.conflictingIDs ?? []).compactMap(E.ID.fromDatabaseValue).sorted()
+    }
+
     // MARK: Fetches in flight
 
     /// A read from the store starts whose result will be registered as of the sequence it was

@@ -180,7 +180,7 @@ public actor WorkerContext {
     /// The IDs of `type`'s unsaved edits that conflict with changes saved elsewhere
     /// (``MergePolicy/reportConflict``), in ID order.
     public func conflictingIDs<E: Entity>(_ type: E.Type) -> [E.ID] {
-        (graph.tables[E.entityName]?.conflictingIDs ?? []).compactMap(E.ID.fromDatabaseValue).sorted()
+        graph.conflictingIDs(type)
     }
 }
 

@@ -1,34 +1,30 @@
 /// What a filter pins down, for the in-memory engine to pick its candidates.
 extension ResolvedFilter {
     /// The `attribute == value` conditions that every matching row must satisfy (top-level AND).
-    var requiredEqualities: [Int: DatabaseValue] {
-        var result: [Int: DatabaseValue] = [:]
+    var requiredEqualities: [Int: DatabaseValue] { topLevelEqualities().equalities }
+
+    /// The conditions when the filter is nothing but `attribute == value` conditions joined by
+    /// AND, each attribute once (an index prefix may then count its matches); nil otherwise.
+    var equalitiesOnly: [Int: DatabaseValue]? {
+        let found = topLevelEqualities()
+        return found.isWholeFilter ? found.equalities : nil
+    }
+
+    /// The equalities of the top-level AND, and whether they are the whole filter (no other
+    /// condition, no attribute compared twice).
+    private func topLevelEqualities() -> (equalities: [Int: DatabaseValue], isWholeFilter: Bool) {
+        var equalities: [Int: DatabaseValue] = [:]
+        var isWholeFilter = true
         func collect(_ node: Node) {
             switch node {
-            case .compare(let position, .equal, let value): result[position] = value
+            case .compare(let position, .equal, let value):
+                if equalities.updateValue(value, forKey: position) != nil { isWholeFilter = false }
             case .and(let nodes): nodes.forEach(collect)
-            default: break
+            default: isWholeFilter = false
             }
         }
         collect(node)
-        return result
-    }
-
-    /// The conditions when the filter is nothing but `attribute == value` conditions joined by
-    /// AND (an index prefix may then count its matches); nil otherwise.
-    var equalitiesOnly: [Int: DatabaseValue]? {
-        var result: [Int: DatabaseValue] = [:]
-        func collect(_ node: Node) -> Bool {
-            switch node {
-            case .compare(let position, .equal, let value):
-                guard result[position] == nil else { return false }
-                result[position] = value
-                return true
-            case .and(let nodes): return nodes.allSatisfy(collect)
-            default: return false
-            }
-        }
-        return collect(node) ? result : nil
+        return (equalities, isWholeFilter)
     }
 
     /// The primary keys a matching row must have, when the filter pins them (`id == x`, `id IN […]`).

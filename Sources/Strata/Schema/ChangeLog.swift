@@ -51,19 +51,15 @@ enum ChangeLog {
     }
 
     /// Creates `schema`'s log triggers, replacing any whose definition differs (older stores'
-    /// triggers logged Strata's own writes row by row). Returns whether anything changed.
-    @discardableResult
-    static func installTriggers(_ schema: EntitySchema, code: Int64, _ connection: Connection) throws -> Bool {
-        var changed = false
+    /// triggers logged Strata's own writes row by row).
+    static func installTriggers(_ schema: EntitySchema, code: Int64, _ connection: Connection) throws {
         for trigger in triggers(schema, code: code) {
             let existing = try connection.rows("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?",
                                                [.text(trigger.name)]).first?.first
             if existing == .text(trigger.sql) { continue }
             if existing != nil { try connection.execute("DROP TRIGGER \(trigger.name.quotedIdentifier)") }
             try connection.execute(trigger.sql)
-            changed = true
         }
-        return changed
     }
 
     // MARK: The writer's entries

@@ -126,16 +126,16 @@ public struct ChangeSet: Sendable {
     /// nothing downstream encodes it again.
     /// - Throws: the first object that cannot be stored (an unstorable value, a codec that does
     ///   not match the schema), naming it.
-    func sealed(_ encoder: (String) throws -> RowEncoder) throws -> ChangeSet {
+    func sealed(_ makeEncoder: (String) throws -> RowEncoder) throws -> ChangeSet {
         var sealed = self
-        // Runs of one entity type are the rule: look its encoder up once per run.
-        var current: (type: ObjectIdentifier, encoder: RowEncoder)?
+        // One encoder per entity type, looked up by type (an entity's name costs a lookup of its own).
+        var encoders: [ObjectIdentifier: RowEncoder] = [:]
         for index in sealed.operations.indices {
             guard case .save(let object, let mode, nil) = sealed.operations[index] else { continue }
             let type = ObjectIdentifier(Swift.type(of: object))
-            if current?.type != type { current = (type, try encoder(Swift.type(of: object).entityName)) }
-            let row = try current!.encoder.encode(object)
-            sealed.operations[index] = .save(object, mode, row: row)
+            let encoder = try encoders[type] ?? makeEncoder(Swift.type(of: object).entityName)
+            encoders[type] = encoder
+            sealed.operations[index] = .save(object, mode, row: try encoder.encode(object))
         }
         return sealed
     }

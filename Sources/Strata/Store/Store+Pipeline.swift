@@ -96,13 +96,7 @@ extension Store {
     /// Returns the submission and the sealed change set that was accepted.
     func submit(_ changes: ChangeSet, check: (() throws -> Void)?) throws -> (submission: Submission, sealed: ChangeSet) {
         try validate(changes)
-        var encoders: [String: RowEncoder] = [:]
-        let changes = try changes.sealed { entity in
-            if let encoder = encoders[entity] { return encoder }
-            let encoder = RowEncoder(schema: try registry.schema(named: entity))
-            encoders[entity] = encoder
-            return encoder
-        }
+        let changes = try changes.sealed { entity in RowEncoder(schema: try registry.schema(named: entity)) }
         let (sequence, scheduleDrain) = try pipeline.withLock { state -> (UInt64, Bool) in
             guard !state.isClosed else { throw StrataError(.closed, "the store at \(path) is closed", path: path) }
             try check?()
