@@ -13,18 +13,18 @@ final class InMemoryIndex<ID: Hashable> {
         self.maps = Array(repeating: [:], count: positions.count)
     }
 
-    func insert(_ id: ID, row: [DatabaseValue]) {
+    func insert(_ id: ID, row: some RowSource) {
         var key: [DatabaseValue] = []
         for (level, position) in positions.enumerated() {
-            key.append(Self.normalized(row[position], types[level]))
+            key.append(Self.normalized(row.value(at: position), types[level]))
             maps[level][key, default: []].insert(id)
         }
     }
 
-    func remove(_ id: ID, row: [DatabaseValue]) {
+    func remove(_ id: ID, row: some RowSource) {
         var key: [DatabaseValue] = []
         for (level, position) in positions.enumerated() {
-            key.append(Self.normalized(row[position], types[level]))
+            key.append(Self.normalized(row.value(at: position), types[level]))
             maps[level][key]?.remove(id)
             if maps[level][key]?.isEmpty == true { maps[level][key] = nil }
         }

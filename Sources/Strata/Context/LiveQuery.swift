@@ -130,7 +130,7 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
         if !E.isResident, change.origin == .bulkOperation { refetch() }
     }
 
-    private func table() throws -> EntityTable<E> {
+    private func table() throws -> EntityTable {
         guard let context else { throw StrataError(.closed, "the main context is gone") }
         return try context.graph.table(E.self)
     }
@@ -156,7 +156,7 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
     private func recompute(sequence: UInt64, publish: Bool, updated: Set<E.ID> = []) throws {
         let oldIDs = ids
         let oldMembers = members
-        entries = try table().matchingEntries(resolved)
+        entries = try table().matchingEntries(resolved).map { ($0.row, Self.id($0.key)) }
         members = Dictionary(uniqueKeysWithValues: entries.map { ($0.id, $0.row) })
         let newIDs = resolved.window(entries).map(\.id)
         let difference = OrderedDifference.make(from: oldIDs, to: newIDs)
@@ -173,7 +173,7 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
         for id in changed {
             let oldRow = members.removeValue(forKey: id)
             if let oldRow { entries.remove(at: position(of: oldRow, id)) }
-            if let row = try table.visibleRow(id), resolved.filter.matches(row) {
+            if let row = table.visibleRow(id.databaseValue), resolved.filter.matches(row) {
                 entries.insert((row, id), at: insertionIndex(row, id))
                 members[id] = row
                 if oldRow != nil, oldRow != row { updated.insert(id) }
@@ -192,13 +192,19 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
         if error != nil { error = nil }
         guard !difference.isEmpty || !updated.isEmpty || !publish else { return }
         ids = newIDs
-        let table = try? context.graph.table(E.self)
-        values = newIDs.compactMap { table?.visible($0) }
+        do {
+            values = try context.graph.table(E.self).visible(E.self, keys: newIDs.map(\.databaseValue))
+        } catch {
+            fail(error, in: context)
+        }
         guard publish else { return }
         let diff = LiveQueryDiff(difference: difference, updated: updated, sequence: sequence)
         for stream in streams.values { stream.yield(diff) }
         for stream in valueStreams.values { stream.yield(values) }
     }
+
+    /// The ID a held row's key holds (the table only holds keys of this entity's ID type).
+    private static func id(_ key: DatabaseValue) -> E.ID { E.ID.fromDatabaseValue(key)! }
 
     private func insertionIndex(_ row: [DatabaseValue], _ id: E.ID) -> Int {
         var low = 0, high = entries.count

@@ -175,7 +175,12 @@ public final class MainContext {
 
     /// The object with this ID, if the context holds it. Never runs SQL.
     public func object<E: Entity>(_ type: E.Type, id: E.ID) -> E? {
-        (try? graph.table(type))?.visible(id)
+        do {
+            return try graph.table(type).visible(E.self, id.databaseValue)
+        } catch {
+            report(error, while: "reading \(E.entityName) \(id)")
+            return nil
+        }
     }
 
     /// Every object of an entity the context holds (all of them for a resident entity), in ID order.
@@ -187,7 +192,7 @@ public final class MainContext {
     /// semantics as SQL, using in-memory indexes for equality conditions. Never runs SQL.
     public func objects<E: Entity>(matching query: Query<E>) throws -> [E] {
         let table = try graph.table(E.self)
-        return try table.query(ResolvedQuery(query, schema: table.schema))
+        return try table.query(E.self, ResolvedQuery(query, schema: table.schema))
     }
 
     /// The number of held objects matching `query` (its limit and offset applied), from memory:
@@ -205,30 +210,31 @@ public final class MainContext {
     /// and returns the context's copies (unsaved edits win). The SQL runs on the store's queue.
     /// Cancelling the calling task stops it (`CancellationError`) before anything is registered.
     public func fetch<E: Entity>(_ query: Query<E>) async throws -> [E] {
-        let (table, values) = try await fetchAndRegister(query)
-        return values.compactMap { table.visible($0.id) }
+        let (table, keys) = try await fetchAndRegister(query)
+        return try table.visible(E.self, keys: keys)
     }
 
-    /// Fetches from the root and registers the results; returns the table and the fetched values.
-    private func fetchAndRegister<E: Entity>(_ query: Query<E>) async throws -> (EntityTable<E>, [E]) {
+    /// Fetches from the root and registers the results; returns the table and the fetched keys, in order.
+    private func fetchAndRegister<E: Entity>(_ query: Query<E>) async throws -> (EntityTable, [DatabaseValue]) {
         graph.beginFetch()
         defer { graph.endFetch() }
-        let (values, sequence) = try await store.fetchSnapshot(query)
+        let (rows, sequence) = try await store.fetchSnapshot(query)
         mergePending()
         let table = try graph.table(E.self)
-        try table.register(values, asOf: sequence)
-        return (table, values)
+        try table.register(rows, asOf: sequence)
+        let key = table.schema.primaryKeyIndex
+        return (table, rows.map { $0[key] })
     }
 
     /// The objects with these IDs — from memory when held, else fetched from the root and
     /// registered (Core Data's `object(with:)` for IDs found on a worker). In the order given.
     public func materialize<E: Entity>(_ type: E.Type, ids: [E.ID]) async throws -> [E] {
         let table = try graph.table(E.self)
-        let missing = ids.filter { table.visible($0) == nil }
+        let missing = ids.filter { table.visibleRow($0.databaseValue) == nil }
         if !missing.isEmpty {
-            _ = try await fetch(Query<E>(where: Attribute(table.schema.primaryKey.name).in(missing)))
+            _ = try await fetchAndRegister(Query<E>(where: Attribute(table.schema.primaryKey.name).in(missing)))
         }
-        return ids.compactMap { table.visible($0) }
+        return try table.visible(E.self, keys: ids.map(\.databaseValue))
     }
 
     /// Loads every object of every resident entity from the root.
@@ -261,7 +267,9 @@ public final class MainContext {
     /// instead, because its values would be lost). A deletion of an object the context does not
     /// hold is based on nothing: any change to that object merged before the save is a conflict,
     /// resolved by ``mergePolicy``.
-    public func delete<E: Entity>(_ type: E.Type, id: E.ID) throws { try graph.table(type).delete(id, policy: graph.policy) }
+    public func delete<E: Entity>(_ type: E.Type, id: E.ID) throws {
+        try graph.table(type).delete(id.databaseValue, policy: graph.policy)
+    }
 
     /// Whether there are unsaved edits.
     public var hasChanges: Bool { graph.hasChanges }

@@ -14,7 +14,7 @@ final class ObjectGraph {
     let registersNew: Bool
     /// Whether tables keep rows and in-memory indexes (the main context, which serves queries).
     let keepsIndexes: Bool
-    private(set) var tables: [String: AnyEntityTable] = [:]
+    private(set) var tables: [String: EntityTable] = [:]
     /// The last store sequence merged.
     private(set) var mergedSequence: UInt64
     /// The newest store sequence reflected by the saved copies: merges and this context's own saves.
@@ -33,23 +33,33 @@ final class ObjectGraph {
         self.mergedSequence = sequence
     }
 
-    func table<E: Entity>(_ type: E.Type) throws -> EntityTable<E> {
-        if let table = tables[E.entityName] {
-            guard let typed = table as? EntityTable<E> else {
-                throw StrataError(.unknownEntity, "entity name \(E.entityName) is used by two types", entity: E.entityName)
+    /// The table of `type`'s objects (created on first use).
+    func table<E: Entity>(_ type: E.Type) throws -> EntityTable {
+        try table(of: E.self)
+    }
+
+    private func table(of type: any Entity.Type) throws -> EntityTable {
+        let name = type.entityName
+        if let table = tables[name] {
+            guard table.entityType == type else {
+                throw StrataError(.unknownEntity, "entity name \(name) is used by two types", entity: name)
             }
-            return typed
+            return table
         }
-        let table = EntityTable<E>(schema: try registry.schema(for: E.self))
+        let table = EntityTable(type: type, schema: try registry.schema(named: name))
         if keepsIndexes { try table.enableIndexes() }
         table.remembersDeletions = fetchesInFlight > 0
-        tables[E.entityName] = table
+        tables[name] = table
         return table
     }
 
-    private func table(for object: any Entity) throws -> AnyEntityTable {
-        func open<T: Entity>(_ object: T) throws -> AnyEntityTable { try table(T.self) }
-        return try open(object)
+    /// The table of the registered entity named `name`.
+    func table(named name: String) throws -> EntityTable {
+        if let table = tables[name] { return table }
+        guard let type = registry.types.first(where: { $0.type.entityName == name })?.type else {
+            throw StrataError(.unknownEntity, "entity \(name) was not registered with the store", entity: name)
+        }
+        return try table(of: type)
     }
 
     var hasChanges: Bool { tables.values.contains { $0.hasEdits } }
@@ -89,9 +99,9 @@ final class ObjectGraph {
         if changes.author == identity { return nil }
         var result = ContextChange(origin: Self.origin(of: changes), sequence: sequence)
         for operation in changes.operations {
-            let table: AnyEntityTable?
+            let table: EntityTable?
             if case .save(let object, _, _) = operation, registersNew {
-                table = try self.table(for: object)
+                table = try self.table(of: type(of: object))
             } else {
                 table = tables[operation.entityName]
             }
@@ -191,15 +201,15 @@ final class ObjectGraph {
         do {
             return try body()
         } catch {
-            for (name, table) in tables { table.restoreEditsState(saved[name] ?? [:] as [String: Int]) }
+            for (name, table) in tables { table.restoreEditsState(saved[name] ?? [:]) }
             throw error
         }
     }
 }
 
 extension ObjectGraph: SectionSink {
-    /// Fills the entity's table with a snapshot's objects, as of `sequence`.
-    func fill<E: Entity>(_ values: [E], rows: [[DatabaseValue]], asOf sequence: UInt64) throws {
-        try table(E.self).fill(values, rows: rows, asOf: sequence)
+    /// Fills the entity's table with a snapshot's rows, as of `sequence`.
+    func fill(_ schema: EntitySchema, rows: [[DatabaseValue]], asOf sequence: UInt64) throws {
+        try table(named: schema.name).fill(rows, asOf: sequence)
     }
 }

@@ -116,7 +116,7 @@ extension MainContext {
         let (changed, deleted) = history.keys(of: E.entityName)
         guard !changed.isEmpty || !deleted.isEmpty else { return }
         let table = try graph.table(E.self)
-        let ids = changed.compactMap(E.ID.fromDatabaseValue).filter { E.isResident || table.visible($0) != nil }
+        let ids = changed.compactMap(E.ID.fromDatabaseValue).filter { E.isResident || table.visibleRow($0.databaseValue) != nil }
         try await reread(E.self, ids: ids, deleted: deleted.compactMap(E.ID.fromDatabaseValue), into: &change)
     }
 
@@ -128,19 +128,21 @@ extension MainContext {
         let table = try graph.table(E.self)
         graph.beginFetch()
         defer { graph.endFetch() }
-        var values: [E] = []
+        var rows: [[DatabaseValue]] = []
         var sequence = graph.mergedSequence
         let limit = try await store.onQueue { writer in writer.connection.maxVariableCount }
         let size = max(1, min(Self.rereadChunk, limit))
         for start in stride(from: 0, to: ids.count, by: size) {
             let chunk = Array(ids[start..<min(ids.count, start + size)])
             let fetched = try await store.fetchSnapshot(Query<E>(where: Attribute(table.schema.primaryKey.name).in(chunk)))
-            values += fetched.values
+            rows += fetched.rows
             sequence = max(sequence, fetched.sequence)
         }
         mergePending()
-        let found = Set(values.map(\.id))
-        try table.reload(values, deleted: deleted + ids.filter { !found.contains($0) }, asOf: sequence,
+        let key = table.schema.primaryKeyIndex
+        let found = Set(rows.map { $0[key] })
+        let gone = deleted.map(\.databaseValue) + ids.map(\.databaseValue).filter { !found.contains($0) }
+        try table.reload(rows, deleted: gone, asOf: sequence,
                          includeNew: E.isResident, policy: graph.policy, into: &change.entities[E.entityName, default: .init()])
     }
 

@@ -86,14 +86,15 @@ public actor WorkerContext {
         graph.beginFetch()
         defer { graph.endFetch() }
         while true {
-            let (values, sequence) = try await store.fetchSnapshot(query)
+            let (rows, sequence) = try await store.fetchSnapshot(query)
             // Merges skip objects a worker does not hold. If something newer than the snapshot
             // was merged while it was read (actor reentrancy), those objects missed it: read again.
             guard graph.mergedSequence <= sequence else { continue }
             let table = try graph.table(E.self)
-            try table.register(values, asOf: sequence)
+            try table.register(rows, asOf: sequence)
             absorb()   // what was accepted after the snapshot, now that the objects are held
-            return values.compactMap { table.visible($0.id) }
+            let key = table.schema.primaryKeyIndex
+            return try table.visible(E.self, keys: rows.map { $0[key] })
         }
     }
 
@@ -106,14 +107,14 @@ public actor WorkerContext {
     /// The worker's copy of an object, if it holds one.
     public func object<E: Entity>(_ type: E.Type, id: E.ID) -> E? {
         absorb()
-        return (try? graph.table(type))?.visible(id)
+        return try? graph.table(type).visible(E.self, id.databaseValue)
     }
 
     /// The objects the worker holds that match `query`, evaluated in memory.
     public func objects<E: Entity>(matching query: Query<E>) throws -> [E] {
         absorb()
         let table = try graph.table(E.self)
-        return try table.query(ResolvedQuery(query, schema: table.schema))
+        return try table.query(E.self, ResolvedQuery(query, schema: table.schema))
     }
 
     // MARK: Editing
@@ -141,7 +142,7 @@ public actor WorkerContext {
     /// resolved by ``mergePolicy``.
     public func delete<E: Entity>(_ type: E.Type, id: E.ID) throws {
         absorb()
-        try graph.table(type).delete(id, policy: graph.policy)
+        try graph.table(type).delete(id.databaseValue, policy: graph.policy)
     }
 
     /// Whether there are unsaved edits.

@@ -1,15 +1,6 @@
 import Foundation
 
-/// Where a row decoder reads column values from: a live statement or a row held in memory.
-protocol RowSource {
-    func value(at position: Int) -> DatabaseValue
-}
-
 extension Statement: RowSource {}
-
-extension Array: RowSource where Element == DatabaseValue {
-    func value(at position: Int) -> DatabaseValue { self[position] }
-}
 
 /// Decodes entities from rows whose columns are in schema order.
 ///

@@ -130,13 +130,15 @@ struct ResolvedFilter: Sendable, Hashable {
     // MARK: In memory
 
     /// Whether `row` matches, with SQL's three-valued logic reduced to a yes or no.
-    func matches(_ row: [DatabaseValue]) -> Bool { evaluate(node, row) == true }
+    /// `row` is any ``RowSource`` (a row array, a row held in a context's column table): only the
+    /// attributes the filter names are read.
+    func matches(_ row: some RowSource) -> Bool { evaluate(node, row) == true }
 
-    private func evaluate(_ node: Node, _ row: [DatabaseValue]) -> Bool? {
+    private func evaluate(_ node: Node, _ row: some RowSource) -> Bool? {
         switch node {
         case .constant(let value): return value
         case .compare(let position, let op, let value):
-            let stored = row[position]
+            let stored = row.value(at: position)
             if stored.isNull || value.isNull { return nil }
             let order = DatabaseValue.compare(stored, value)
             switch op {
@@ -147,19 +149,19 @@ struct ResolvedFilter: Sendable, Hashable {
             case .greater: return order > 0
             case .greaterOrEqual: return order >= 0
             }
-        case .isIn(let position, let list): return list.contains(row[position])
-        case .isNull(let position): return row[position].isNull
+        case .isIn(let position, let list): return list.contains(row.value(at: position))
+        case .isNull(let position): return row.value(at: position).isNull
         case .hasPrefix(let position, let prefix):
-            guard case .text(let text) = row[position] else { return nil }
+            guard case .text(let text) = row.value(at: position) else { return nil }
             return text.utf8.starts(with: prefix.utf8)
         case .contains(let position, let needle):
-            guard case .text(let text) = row[position] else { return nil }
+            guard case .text(let text) = row.value(at: position) else { return nil }
             return needle.isEmpty || Self.bytes(of: text, contain: needle)
         case .matches(let terms):
             if terms.isEmpty { return false }
             var tokens: Set<String> = []
             for name in schema.fullTextAttributes {
-                if let position = schema.position(of: name), case .text(let text) = row[position] {
+                if let position = schema.position(of: name), case .text(let text) = row.value(at: position) {
                     tokens.formUnion(FullText.tokens(of: text))
                 }
             }

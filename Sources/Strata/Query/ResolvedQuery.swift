@@ -50,6 +50,24 @@ struct ResolvedQuery: Sendable {
         return DatabaseValue.compare(lhs[schema.primaryKeyIndex], rhs[schema.primaryKeyIndex]) < 0
     }
 
+    /// The values a row is ordered by: its sort attributes', then its primary key.
+    func sortValues(_ row: some RowSource) -> [DatabaseValue] {
+        var values: [DatabaseValue] = []
+        values.reserveCapacity(sort.count + 1)
+        for (position, _) in sort { values.append(row.value(at: position)) }
+        values.append(row.value(at: schema.primaryKeyIndex))
+        return values
+    }
+
+    /// Orders ``sortValues(_:)`` as ``areInIncreasingOrder(_:_:)`` orders their rows.
+    func sortValuesInIncreasingOrder(_ lhs: [DatabaseValue], _ rhs: [DatabaseValue]) -> Bool {
+        for (index, (_, ascending)) in sort.enumerated() {
+            let order = DatabaseValue.compare(lhs[index], rhs[index])
+            if order != 0 { return ascending ? order < 0 : order > 0 }
+        }
+        return DatabaseValue.compare(lhs[sort.count], rhs[sort.count]) < 0
+    }
+
     /// Filters, sorts and windows rows in memory exactly as the SQL would.
     func evaluate(_ rows: [[DatabaseValue]]) -> [[DatabaseValue]] {
         let matching = filter.isAlwaysTrue ? rows : rows.filter(filter.matches)

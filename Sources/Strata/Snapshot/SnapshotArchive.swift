@@ -74,54 +74,49 @@ enum SnapshotArchive {
         return Written(header: header.bytes, chunks: compressed.map(\.0), described: header.header)
     }
 
-    /// Decompresses, parses and decodes one section's chunks (in parallel), checking each row
-    /// has one value per attribute and decodes as the entity.
-    static func section<E: Entity>(_ type: E.Type, _ entry: SnapshotHeader.Entry, in file: UnsafeRawBufferPointer,
-                                   schema: EntitySchema) throws(SnapshotRejection) -> TypedSection<E> {
+    /// Decompresses and parses one section's chunks (in parallel), checking each row has one
+    /// value per attribute, each of a storage class its attribute reads (``EntitySchema/checkRow(_:)``).
+    /// Values are built from the rows only when a context is asked for them.
+    static func section(_ entry: SnapshotHeader.Entry, in file: UnsafeRawBufferPointer,
+                        schema: EntitySchema) throws(SnapshotRejection) -> LoadedSection {
         let width = schema.attributes.count
-        let results = Locked([Int: Result<([[DatabaseValue]], [E]), SnapshotRejection>]())
+        let results = Locked([Int: Result<[[DatabaseValue]], SnapshotRejection>]())
         // The buffer outlives the concurrentPerform call, which returns only when every iteration has.
         nonisolated(unsafe) let file = file
         DispatchQueue.concurrentPerform(iterations: entry.chunks.count) { index in
             let chunk = entry.chunks[index]
-            let result = Result<([[DatabaseValue]], [E]), SnapshotRejection> { () throws(SnapshotRejection) -> ([[DatabaseValue]], [E]) in
-                try chunk.inflate(from: file) { (contents) throws(SnapshotRejection) -> ([[DatabaseValue]], [E]) in
+            let result = Result<[[DatabaseValue]], SnapshotRejection> { () throws(SnapshotRejection) -> [[DatabaseValue]] in
+                try chunk.inflate(from: file) { (contents) throws(SnapshotRejection) -> [[DatabaseValue]] in
                     var reader = ByteReader(contents)
                     var rows: [[DatabaseValue]] = []
-                    var values: [E] = []
                     rows.reserveCapacity(chunk.objectCount)
-                    values.reserveCapacity(chunk.objectCount)
-                    let decoder = RowDecoder<[DatabaseValue]>(schema: schema)
                     do {
                         for _ in 0..<chunk.objectCount {
                             var row: [DatabaseValue] = []
                             row.reserveCapacity(width)
                             for _ in 0..<width { row.append(try reader.readValue()) }
-                            values.append(try decoder.decode(E.self, from: row))
+                            try schema.checkRow(row)
                             rows.append(row)
                         }
                     } catch {
                         throw SnapshotRejection.undecodable("\(entry.entity): \(error)")
                     }
                     guard reader.remaining == 0 else { throw SnapshotRejection.undecodable("\(entry.entity): trailing bytes") }
-                    return (rows, values)
+                    return rows
                 }
             }
             results.withLock { $0[index] = result }
         }
-        var rows: [[DatabaseValue]] = [], values: [E] = []
+        var rows: [[DatabaseValue]] = []
         rows.reserveCapacity(entry.objectCount)
-        values.reserveCapacity(entry.objectCount)
         for index in entry.chunks.indices {
             switch results.withLock({ $0[index]! }) {
-            case .success(let chunk):
-                rows.append(contentsOf: chunk.0)
-                values.append(contentsOf: chunk.1)
+            case .success(let chunk): rows.append(contentsOf: chunk)
             case .failure(let rejection): throw rejection
             }
         }
         guard rows.count == entry.objectCount else { throw .undecodable("\(entry.entity): object count mismatch") }
-        return TypedSection(values: values, rows: rows)
+        return LoadedSection(schema: schema, rows: rows)
     }
 }
 
@@ -137,23 +132,18 @@ extension SnapshotHeader.Chunk {
     }
 }
 
-/// A decoded section, ready to fill whatever holds objects (``SectionSink``: a context's graph).
-protocol LoadedSection: Sendable {
-    var count: Int { get }
-    func fill(_ sink: some SectionSink, asOf sequence: UInt64) throws
-}
-
-/// Where a loaded section's objects go; the archive does not know who holds them.
-protocol SectionSink {
-    func fill<E: Entity>(_ values: [E], rows: [[DatabaseValue]], asOf sequence: UInt64) throws
-}
-
-struct TypedSection<E: Entity>: LoadedSection {
-    let values: [E]
+/// A decoded section's rows, ready to fill whatever holds objects (``SectionSink``: a context's graph).
+struct LoadedSection: Sendable {
+    let schema: EntitySchema
     let rows: [[DatabaseValue]]
-    var count: Int { values.count }
+    var count: Int { rows.count }
 
     func fill(_ sink: some SectionSink, asOf sequence: UInt64) throws {
-        try sink.fill(values, rows: rows, asOf: sequence)
+        try sink.fill(schema, rows: rows, asOf: sequence)
     }
+}
+
+/// Where a loaded section's rows go; the archive does not know who holds them.
+protocol SectionSink {
+    func fill(_ schema: EntitySchema, rows: [[DatabaseValue]], asOf sequence: UInt64) throws
 }

@@ -5,7 +5,7 @@ import Foundation
 struct SnapshotLoader {
     struct Loaded: Sendable {
         let header: SnapshotHeader
-        let sections: [any LoadedSection]
+        let sections: [LoadedSection]
     }
 
     let registry: SchemaRegistry
@@ -22,17 +22,11 @@ struct SnapshotLoader {
 
     private func decodeOrThrow(_ bytes: UnsafeRawBufferPointer) throws(SnapshotRejection) -> Loaded {
         let header = try SnapshotHeader.decode(bytes)
-        var sections: [any LoadedSection] = []
+        var sections: [LoadedSection] = []
         for (entry, schema) in zip(header.entities, try header.matchedSchemas(registry.schemas)) {
-            guard let type = registry.types.first(where: { $0.type.entityName == entry.entity })?.type else { throw .schemaChanged }
-            sections.append(try Self.section(type, entry, bytes, schema))
+            sections.append(try SnapshotArchive.section(entry, in: bytes, schema: schema))
         }
         return Loaded(header: header, sections: sections)
-    }
-
-    private static func section<E: Entity>(_ type: E.Type, _ entry: SnapshotHeader.Entry, _ bytes: UnsafeRawBufferPointer,
-                                           _ schema: EntitySchema) throws(SnapshotRejection) -> any LoadedSection {
-        try SnapshotArchive.section(type, entry, in: bytes, schema: schema)
     }
 }
 

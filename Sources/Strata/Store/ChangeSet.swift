@@ -140,6 +140,17 @@ public struct ChangeSet: Sendable {
         return sealed
     }
 
+    /// Appends a save of `object`; `row`, when the caller has it, is its row (the change set is
+    /// then sealed for it already).
+    mutating func appendSave(_ object: any Entity, _ mode: SaveMode, row: [DatabaseValue]?) {
+        operations.append(.save(object, mode, row: row))
+    }
+
+    /// Appends a deletion by primary key.
+    mutating func appendDelete(entity: String, key: DatabaseValue) {
+        operations.append(.delete(entity: entity, id: key))
+    }
+
     /// Appends every operation of `other`, after this one's.
     public mutating func append(contentsOf other: ChangeSet) { operations.append(contentsOf: other.operations) }
 

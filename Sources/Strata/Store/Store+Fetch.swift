@@ -80,6 +80,13 @@ extension Store {
         return try writer.fetch(E.self, sql: sql, arguments: arguments)
     }
 
+    /// The query's rows (columns in schema order), pending change sets applied, in its order.
+    func fetchRows(_ resolved: ResolvedQuery, _ writer: Writer, pending: [PipelineState.Pending]? = nil) throws -> [[DatabaseValue]] {
+        if let rows = try overlaidRows(resolved, writer, pending: pending) { return rows }
+        let (sql, arguments) = resolved.selectSQL()
+        return try writer.rows(sql: sql, arguments: arguments)
+    }
+
     /// The query's rows with pending change sets applied, or nil when none is pending for the entity.
     func overlaidRows(_ resolved: ResolvedQuery, _ writer: Writer,
                       pending: [PipelineState.Pending]? = nil) throws -> [[DatabaseValue]]? {

@@ -39,11 +39,11 @@ extension Store {
 
     /// Fetches on the queue and reports the sequence the result reflects: every change set up
     /// to it (committed or pending) is included, none after it.
-    func fetchSnapshot<E: Entity>(_ query: Query<E>) async throws -> (values: [E], sequence: UInt64) {
+    func fetchSnapshot<E: Entity>(_ query: Query<E>) async throws -> (rows: [[DatabaseValue]], sequence: UInt64) {
         let resolved = try ResolvedQuery(query, schema: registry.schema(for: E.self))
         return try await interruptibleOnQueue { writer in
             let (pending, sequence) = self.pipeline.withLock { ($0.pending, $0.nextSequence - 1) }
-            return (try self.fetch(E.self, resolved, writer, pending: pending), sequence)
+            return (try self.fetchRows(resolved, writer, pending: pending), sequence)
         }
     }
 }

@@ -1,0 +1,360 @@
+import Foundation
+
+/// The saved rows of one entity, held in memory column by column: the storage engine of the
+/// contexts.
+///
+/// Each attribute is a ``Column`` of fixed-width cells (a storage-class tag, a 64-bit payload and
+/// a byte length), and the text and blob bytes of the whole table live in one arena. A row lives
+/// in a slot (an `Int`, stable while the row lives): a removed row's slot goes on a free list and
+/// the next new key reuses it. A primary-key hash maps each key to its slot, and each slot keeps
+/// the engine's bookkeeping (`version`, `readVersion`, `lastUse`) in plain arrays. Storing a row
+/// costs no heap allocation of its own beyond the key the hash holds.
+///
+/// ```swift
+/// let table = ColumnTable(schema: schema)
+/// let slot = table.upsert([.integer(1), .text("Hello")], version: 7)
+/// table.value(at: slot, 1)   // .text("Hello")
+/// table.version(at: slot)    // 7
+/// ```
+///
+/// Values come back exactly as they went in: the storage class is the value's own, whatever the
+/// attribute type (an `.integer` in a REAL attribute stays an `.integer`), reals keep their bit
+/// pattern (the sign of `-0.0`, a NaN's payload), text its UTF-8 bytes (NUL included, never
+/// normalized).
+///
+/// Replacing or removing a row turns its arena bytes into garbage; when garbage exceeds both
+/// ``compactionThreshold`` and the live bytes, the arena is rewritten with live bytes only.
+///
+/// Not thread-safe: a table is owned by one context's isolation and used only there.
+final class ColumnTable {
+    /// The storage class of a cell.
+    private enum Tag {
+        static let null: UInt8 = 0
+        static let integer: UInt8 = 1
+        static let real: UInt8 = 2
+        static let text: UInt8 = 3
+        static let blob: UInt8 = 4
+    }
+
+    /// The cells of one attribute, indexed by slot.
+    ///
+    /// A cell is its storage class (`tags`), its payload (an integer's or a real's bit pattern,
+    /// or the arena offset of text and blob bytes) and, for text and blobs, its byte length. A free
+    /// slot's cells are NULL, so they hold no arena bytes.
+    struct Column {
+        var tags: [UInt8] = []
+        var payloads: [UInt64] = []
+        var lengths: [UInt32] = []
+
+        /// Adds a NULL cell for a new slot.
+        mutating func appendNull() {
+            tags.append(Tag.null)
+            payloads.append(0)
+            lengths.append(0)
+        }
+
+        mutating func reserveCapacity(_ cells: Int) {
+            tags.reserveCapacity(cells)
+            payloads.reserveCapacity(cells)
+            lengths.reserveCapacity(cells)
+        }
+
+        /// Overwrites the cell at `slot` and returns the arena bytes its old value held, which are
+        /// garbage from now on.
+        mutating func replace(at slot: Int, tag: UInt8, payload: UInt64, length: UInt32) -> Int {
+            let freed = tags[slot] >= Tag.text ? Int(lengths[slot]) : 0
+            tags[slot] = tag
+            payloads[slot] = payload
+            lengths[slot] = length
+            return freed
+        }
+
+        /// The value of the cell at `slot`, its text or blob bytes read from `arena`.
+        func value(at slot: Int, arena: [UInt8]) -> DatabaseValue {
+            let payload = payloads[slot]
+            switch tags[slot] {
+            case Tag.integer: return .integer(Int64(bitPattern: payload))
+            case Tag.real: return .real(Double(bitPattern: payload))
+            case Tag.text:
+                let start = Int(truncatingIfNeeded: payload)
+                let end = start + Int(lengths[slot])
+                return arena.withUnsafeBufferPointer { bytes in
+                    .text(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self))
+                }
+            case Tag.blob:
+                let start = Int(truncatingIfNeeded: payload)
+                let end = start + Int(lengths[slot])
+                return arena.withUnsafeBufferPointer { bytes in
+                    .blob(Data(UnsafeBufferPointer(rebasing: bytes[start..<end])))
+                }
+            default: return .null
+            }
+        }
+
+        /// Copies the text and blob bytes of every cell from `old` to the end of `new`, and points
+        /// the cells at their new offsets.
+        mutating func moveBytes(from old: UnsafeBufferPointer<UInt8>, to new: inout [UInt8]) {
+            for slot in tags.indices where tags[slot] >= Tag.text {
+                let start = Int(truncatingIfNeeded: payloads[slot])
+                payloads[slot] = UInt64(new.count)
+                new.append(contentsOf: UnsafeBufferPointer(rebasing: old[start..<start + Int(lengths[slot])]))
+            }
+        }
+    }
+
+    /// One row of the table, read cell by cell as a decoder asks for it.
+    struct RowView: RowSource {
+        let table: ColumnTable
+        let slot: Int
+
+        func value(at position: Int) -> DatabaseValue { table.value(at: slot, position) }
+    }
+
+    /// The garbage the arena may hold before compaction is considered (it also has to exceed the
+    /// live bytes, so that compaction costs amortized O(1) per byte written).
+    static let compactionThreshold = 64 * 1024
+
+    /// The entity whose rows the table holds; rows are in its attribute order.
+    let schema: EntitySchema
+    /// The number of live rows.
+    private(set) var count = 0
+    /// The arena bytes no live cell points at.
+    private(set) var garbageByteCount = 0
+
+    private var columns: [Column]
+    private var arena: [UInt8] = []
+    /// Key → slot, for live rows.
+    private var slots: [DatabaseValue: Int] = [:]
+    /// Per slot: the row's key (`.null` for a free slot) and whether the slot holds a row.
+    private var keys: [DatabaseValue] = []
+    private var liveFlags: [Bool] = []
+    /// Free slots, reused last freed first.
+    private var freeSlots: [Int] = []
+    private var versions: [UInt64] = []
+    private var readVersions: [UInt64] = []
+    private var lastUses: [UInt64] = []
+
+    /// An empty table for `schema`'s rows.
+    init(schema: EntitySchema) {
+        self.schema = schema
+        self.columns = Array(repeating: Column(), count: schema.attributes.count)
+    }
+
+    /// The arena's size in bytes: live and garbage.
+    var arenaByteCount: Int { arena.count }
+
+    /// The slots that hold a row, in ascending order.
+    var liveSlots: [Int] { liveFlags.indices.filter { liveFlags[$0] } }
+
+    // MARK: Reading
+
+    /// The slot of the row whose primary key is `key`, or nil when the table has none.
+    func slot(of key: DatabaseValue) -> Int? { slots[key] }
+
+    /// Whether `slot` holds a row.
+    func isLive(at slot: Int) -> Bool { slot >= 0 && slot < liveFlags.count && liveFlags[slot] }
+
+    /// The primary key of the row in `slot` (`.null` for a free slot).
+    func key(at slot: Int) -> DatabaseValue { keys[slot] }
+
+    /// The value of `attribute` (a position in the schema's attributes) in the row in `slot`.
+    func value(at slot: Int, _ attribute: Int) -> DatabaseValue {
+        columns[attribute].value(at: slot, arena: arena)
+    }
+
+    /// The row in `slot`, in the schema's attribute order.
+    func row(at slot: Int) -> [DatabaseValue] {
+        // Local copies (retains, not copies): one access to each property for the whole row.
+        let columns = self.columns, arena = self.arena
+        var row: [DatabaseValue] = []
+        row.reserveCapacity(columns.count)
+        for column in columns { row.append(column.value(at: slot, arena: arena)) }
+        return row
+    }
+
+    /// The row in `slot` as a ``RowSource`` that reads each cell only when asked.
+    func rowView(at slot: Int) -> RowView { RowView(table: self, slot: slot) }
+
+    // MARK: Bookkeeping
+
+    /// The store version the row in `slot` reflects.
+    func version(at slot: Int) -> UInt64 { versions[slot] }
+    func setVersion(_ version: UInt64, at slot: Int) { versions[slot] = version }
+
+    /// The version of the copy last handed out from `slot` (0: never).
+    func readVersion(at slot: Int) -> UInt64 { readVersions[slot] }
+    func setReadVersion(_ version: UInt64, at slot: Int) { readVersions[slot] = version }
+
+    /// When the row in `slot` was last used, on the owner's clock (0: never).
+    func lastUse(at slot: Int) -> UInt64 { lastUses[slot] }
+    func setLastUse(_ tick: UInt64, at slot: Int) { lastUses[slot] = tick }
+
+    // MARK: Writing
+
+    /// Stores `row` under its primary key (`row[schema.primaryKeyIndex]`) and returns its slot.
+    ///
+    /// A key already present keeps its slot, its `readVersion` and its `lastUse`; its `version`
+    /// becomes `version`. A new key takes a free slot (or a new one) whose `readVersion` and
+    /// `lastUse` start at 0.
+    ///
+    /// - Precondition: `row` has one value per attribute of the schema.
+    @discardableResult
+    func upsert(_ row: [DatabaseValue], version: UInt64) -> Int {
+        precondition(row.count == columns.count,
+                     "a row of \(schema.name) has \(columns.count) values, not \(row.count)")
+        let key = row[schema.primaryKeyIndex]
+        // One hash lookup finds the key's slot or claims the next free one for it.
+        let next = freeSlots.last ?? keys.count
+        var isNew = false
+        let slot = Self.claim(&slots[key], next, isNew: &isNew)
+        if isNew {
+            if freeSlots.isEmpty { appendSlot() } else { freeSlots.removeLast() }
+            liveFlags[slot] = true
+            readVersions[slot] = 0
+            lastUses[slot] = 0
+            count += 1
+        }
+        keys[slot] = key
+        versions[slot] = version
+        garbageByteCount += Self.write(row, at: slot, into: &columns, arena: &arena)
+        compactIfNeeded()
+        return slot
+    }
+
+    /// Removes the row in `slot`, which must hold one, and frees the slot.
+    func remove(at slot: Int) {
+        precondition(isLive(at: slot), "slot \(slot) of \(schema.name) holds no row")
+        slots.removeValue(forKey: keys[slot])
+        free(slot)
+    }
+
+    /// Removes the row whose primary key is `key`, and returns the slot it freed (nil when the
+    /// table had no such row).
+    @discardableResult
+    func remove(key: DatabaseValue) -> Int? {
+        guard let slot = slots.removeValue(forKey: key) else { return nil }
+        free(slot)
+        return slot
+    }
+
+    /// Empties `slot`, whose key has left the hash, and puts it on the free list.
+    private func free(_ slot: Int) {
+        garbageByteCount += Self.clear(at: slot, in: &columns)
+        keys[slot] = .null
+        liveFlags[slot] = false
+        freeSlots.append(slot)
+        count -= 1
+        compactIfNeeded()
+    }
+
+    /// Removes every row and releases the table's memory.
+    func removeAll() {
+        columns = Array(repeating: Column(), count: columns.count)
+        arena = []
+        slots = [:]
+        keys = []
+        liveFlags = []
+        freeSlots = []
+        versions = []
+        readVersions = []
+        lastUses = []
+        count = 0
+        garbageByteCount = 0
+    }
+
+    /// Makes room for `rows` rows without reallocating the slot arrays or the key hash.
+    func reserveCapacity(_ rows: Int) {
+        for attribute in columns.indices { columns[attribute].reserveCapacity(rows) }
+        slots.reserveCapacity(rows)
+        keys.reserveCapacity(rows)
+        liveFlags.reserveCapacity(rows)
+        versions.reserveCapacity(rows)
+        readVersions.reserveCapacity(rows)
+        lastUses.reserveCapacity(rows)
+    }
+
+    // MARK: Internals
+
+    /// The slot an entry of the key hash holds, storing `next` in it (and setting `isNew`) when it
+    /// holds none.
+    private static func claim(_ entry: inout Int?, _ next: Int, isNew: inout Bool) -> Int {
+        if let slot = entry { return slot }
+        entry = next
+        isNew = true
+        return next
+    }
+
+    /// A new free slot at the end, its cells NULL.
+    private func appendSlot() {
+        for attribute in columns.indices { columns[attribute].appendNull() }
+        keys.append(.null)
+        liveFlags.append(false)
+        versions.append(0)
+        readVersions.append(0)
+        lastUses.append(0)
+    }
+
+    /// Writes `row` into the cells at `slot` and returns the arena bytes the old values held.
+    ///
+    /// Static, with the columns and the arena passed `inout`: one exclusive access to each for the
+    /// whole row instead of one per cell.
+    private static func write(_ row: [DatabaseValue], at slot: Int, into columns: inout [Column],
+                              arena: inout [UInt8]) -> Int {
+        var freed = 0
+        for attribute in columns.indices {
+            let tag: UInt8, payload: UInt64, length: UInt32
+            switch row[attribute] {
+            case .null: (tag, payload, length) = (Tag.null, 0, 0)
+            case .integer(let integer): (tag, payload, length) = (Tag.integer, UInt64(bitPattern: integer), 0)
+            case .real(let real): (tag, payload, length) = (Tag.real, real.bitPattern, 0)
+            case .text(var text):
+                tag = Tag.text
+                payload = UInt64(arena.count)
+                // The UTF-8 bytes themselves (NUL included), not a C string.
+                length = text.withUTF8 { append(UnsafeRawBufferPointer($0), to: &arena) }
+            case .blob(let data):
+                tag = Tag.blob
+                payload = UInt64(arena.count)
+                length = data.withUnsafeBytes { append($0, to: &arena) }
+            }
+            freed += columns[attribute].replace(at: slot, tag: tag, payload: payload, length: length)
+        }
+        return freed
+    }
+
+    /// Makes the cells at `slot` NULL and returns the arena bytes they held.
+    private static func clear(at slot: Int, in columns: inout [Column]) -> Int {
+        var freed = 0
+        for attribute in columns.indices {
+            freed += columns[attribute].replace(at: slot, tag: Tag.null, payload: 0, length: 0)
+        }
+        return freed
+    }
+
+    /// Appends `bytes` to `arena` and returns their count.
+    private static func append(_ bytes: UnsafeRawBufferPointer, to arena: inout [UInt8]) -> UInt32 {
+        guard let length = UInt32(exactly: bytes.count) else {
+            preconditionFailure("a value has \(bytes.count) bytes; a cell holds at most 4 GiB")
+        }
+        bytes.withMemoryRebound(to: UInt8.self) { arena.append(contentsOf: $0) }
+        return length
+    }
+
+    private func compactIfNeeded() {
+        guard garbageByteCount > Self.compactionThreshold, garbageByteCount > arena.count - garbageByteCount else {
+            return
+        }
+        compact()
+    }
+
+    /// Rewrites the arena with live bytes only, column by column.
+    private func compact() {
+        var compacted: [UInt8] = []
+        compacted.reserveCapacity(arena.count - garbageByteCount)
+        arena.withUnsafeBufferPointer { old in
+            for attribute in columns.indices { columns[attribute].moveBytes(from: old, to: &compacted) }
+        }
+        arena = compacted
+        garbageByteCount = 0
+    }
+}
