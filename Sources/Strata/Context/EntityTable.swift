@@ -187,34 +187,50 @@ final class EntityTable {
     func enableIndexes() throws {
         guard !indexesEnabled else { return }
         indexesEnabled = true
-        indexes = try schema.indexes.map { index in
-            InMemoryIndex<Int>(positions: try index.attributes.map(schema.requirePosition(of:)), schema: schema)
-        }
+        indexes = try Self.emptyIndexes(of: schema)
         for slot in saved.liveSlots {
             let view = saved.rowView(at: slot)
-            for index in indexes { index.insert(slot, row: view) }
+            for index in indexes.indices { indexes[index].insert(slot, row: view) }
         }
     }
 
-    // MARK: Registering rows read from the store
+    // MARK: Taking rows read from the store
 
-    /// Registers rows read from the store as of `sequence`, keeping newer copies and edits.
-    /// Each row is checked first (``EntitySchema/checkRow(_:)``): nothing that could not be read
-    /// back is held.
-    func register(_ rows: [[DatabaseValue]], asOf sequence: UInt64) throws {
-        for row in rows {
-            try schema.checkRow(row)
-            let key = key(of: row)
-            if let slot = saved.slot(of: key), saved.version(at: slot) >= sequence { continue }
-            if let deleted = deletions[key], deleted > sequence { continue }
-            store(row, version: sequence)
+    /// The in-memory indexes `schema` declares, empty.
+    private static func emptyIndexes(of schema: EntitySchema) throws -> [InMemoryIndex<Int>] {
+        try schema.indexes.map { index in
+            InMemoryIndex<Int>(positions: try index.attributes.map(schema.requirePosition(of:)), schema: schema)
         }
     }
 
-    /// Fills the table from a snapshot's rows (already checked), as of `sequence`.
-    func fill(_ rows: [[DatabaseValue]], asOf sequence: UInt64) {
-        saved.reserveCapacity(saved.count + rows.count)
-        for row in rows { store(row, version: sequence) }
+    /// The in-memory indexes `schema` declares, over `block`'s rows (postings are row numbers,
+    /// which are the slots the rows take when an empty table adopts the block). Built off the main
+    /// actor by a warm start, so that filling the main context does not build them there.
+    static func indexes(of schema: EntitySchema, over block: ColumnBlock) throws -> [InMemoryIndex<Int>] {
+        var indexes = try emptyIndexes(of: schema)
+        for row in 0..<block.count {
+            let view = block.rowView(at: row)
+            for index in indexes.indices { indexes[index].insert(row, row: view) }
+        }
+        return indexes
+    }
+
+    /// Takes a block of checked rows (a snapshot's, a fetch's), as of `sequence`: whole, when the
+    /// table holds nothing yet; otherwise row by row, keeping newer copies and edits. `prepared`
+    /// are ``indexes(of:over:)`` of the block, used when the block is taken whole.
+    func fill(_ block: ColumnBlock, asOf sequence: UInt64, prepared: [InMemoryIndex<Int>]? = nil) throws {
+        guard saved.count == 0, deletions.isEmpty else {
+            for row in 0..<block.count {
+                let key = block.key(at: row)
+                if let slot = saved.slot(of: key), saved.version(at: slot) >= sequence { continue }
+                if let deleted = deletions[key], deleted > sequence { continue }
+                store(block.row(at: row), version: sequence)
+            }
+            return
+        }
+        let indexes = indexesEnabled ? try prepared ?? Self.indexes(of: schema, over: block) : []
+        saved.adopt(block, version: sequence)
+        if indexesEnabled { self.indexes = indexes }
     }
 
     /// Keeps `row` as the saved copy at `version`, updating the indexes and remembering the copy
@@ -228,13 +244,13 @@ final class EntityTable {
             }
             if indexesEnabled {
                 let view = saved.rowView(at: slot)
-                for index in indexes { index.remove(slot, row: view) }
+                for index in indexes.indices { indexes[index].remove(slot, row: view) }
             }
         }
         let slot = saved.upsert(row, version: version)
         clock += 1
         saved.setLastUse(clock, at: slot)
-        if indexesEnabled { for index in indexes { index.insert(slot, row: row) } }
+        if indexesEnabled { for index in indexes.indices { indexes[index].insert(slot, row: row) } }
     }
 
     private func remove(_ key: DatabaseValue, sequence: UInt64) {
@@ -247,7 +263,7 @@ final class EntityTable {
     private func removeSlot(_ slot: Int) {
         if indexesEnabled {
             let view = saved.rowView(at: slot)
-            for index in indexes { index.remove(slot, row: view) }
+            for index in indexes.indices { indexes[index].remove(slot, row: view) }
         }
         saved.remove(at: slot)
     }
@@ -497,9 +513,13 @@ final class EntityTable {
 
     // MARK: Snapshots
 
-    /// The saved copies' rows, in primary-key order (unsaved edits are never archived).
-    func archiveRows() -> [[DatabaseValue]] {
-        saved.liveSlots.sorted { DatabaseValue.compare(saved.key(at: $0), saved.key(at: $1)) < 0 }.map(saved.row(at:))
+    /// The saved copies (never unsaved edits) in primary-key order, in blocks of at most
+    /// `chunk` objects (one empty block when there is none): what a snapshot archives.
+    func archiveBlocks(chunk: Int) -> [ColumnBlock] {
+        let slots = saved.liveSlots.sorted { DatabaseValue.compare(saved.key(at: $0), saved.key(at: $1)) < 0 }
+        return stride(from: 0, to: max(slots.count, 1), by: chunk).map { start in
+            saved.block(slots[start..<min(slots.count, start + chunk)])
+        }
     }
 
     // MARK: Memory

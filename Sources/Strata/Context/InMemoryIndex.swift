@@ -1,7 +1,7 @@
 /// A hash index over one or more attributes of the objects a context holds, so that queries with
 /// equality conditions on the index's leading attributes do not scan (e.g. `feedID == 7 &&
 /// isRead == false` over the `(feedID, isRead)` index).
-final class InMemoryIndex<ID: Hashable> {
+struct InMemoryIndex<ID: Hashable & Sendable>: Sendable {
     let positions: [Int]
     /// One map per prefix length: `maps[0]` keys on the first attribute, `maps[1]` on the first two…
     private var maps: [[[DatabaseValue]: Set<ID>]]
@@ -13,7 +13,7 @@ final class InMemoryIndex<ID: Hashable> {
         self.maps = Array(repeating: [:], count: positions.count)
     }
 
-    func insert(_ id: ID, row: some RowSource) {
+    mutating func insert(_ id: ID, row: some RowSource) {
         var key: [DatabaseValue] = []
         for (level, position) in positions.enumerated() {
             key.append(Self.normalized(row.value(at: position), types[level]))
@@ -21,7 +21,7 @@ final class InMemoryIndex<ID: Hashable> {
         }
     }
 
-    func remove(_ id: ID, row: some RowSource) {
+    mutating func remove(_ id: ID, row: some RowSource) {
         var key: [DatabaseValue] = []
         for (level, position) in positions.enumerated() {
             key.append(Self.normalized(row.value(at: position), types[level]))

@@ -218,12 +218,16 @@ public final class MainContext {
     private func fetchAndRegister<E: Entity>(_ query: Query<E>) async throws -> (EntityTable, [DatabaseValue]) {
         graph.beginFetch()
         defer { graph.endFetch() }
-        let (rows, sequence) = try await store.fetchSnapshot(query)
-        mergePending()
+        let (block, sequence) = try await store.fetchSnapshot(query)
         let table = try graph.table(E.self)
-        try table.register(rows, asOf: sequence)
-        let key = table.schema.primaryKeyIndex
-        return (table, rows.map { $0[key] })
+        // A large first load (a cold start): build the indexes over it off the main actor.
+        let prepared = table.registeredCount == 0 && table.indexesEnabled && block.count >= Self.preparedIndexThreshold
+            ? try await Task.detached(priority: .userInitiated) { try EntityTable.indexes(of: block.schema, over: block) }.value
+            : nil
+        mergePending()
+        let keys = (0..<block.count).map(block.key(at:))
+        try table.fill(block, asOf: sequence, prepared: prepared)
+        return (table, keys)
     }
 
     /// The objects with these IDs — from memory when held, else fetched from the root and
@@ -236,6 +240,9 @@ public final class MainContext {
         }
         return try table.visible(E.self, keys: ids.map(\.databaseValue))
     }
+
+    /// The fetch size from which a first load builds its indexes off the main actor.
+    static let preparedIndexThreshold = 1_000
 
     /// Loads every object of every resident entity from the root.
     public func loadResidentEntities() async throws {

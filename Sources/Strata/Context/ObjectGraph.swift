@@ -207,9 +207,10 @@ final class ObjectGraph {
     }
 }
 
-extension ObjectGraph: SectionSink {
-    /// Fills the entity's table with a snapshot's rows, as of `sequence`.
-    func fill(_ schema: EntitySchema, rows: [[DatabaseValue]], asOf sequence: UInt64) throws {
-        try table(named: schema.name).fill(rows, asOf: sequence)
+extension ObjectGraph {
+    /// Fills the entity's table with a block of objects (a snapshot's), as of `sequence`, with
+    /// the table's indexes over it when they were built beforehand.
+    func fill(_ block: ColumnBlock, asOf sequence: UInt64, prepared: [InMemoryIndex<Int>]? = nil) throws {
+        try table(named: block.schema.name).fill(block, asOf: sequence, prepared: prepared)
     }
 }

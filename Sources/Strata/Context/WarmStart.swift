@@ -60,7 +60,19 @@ extension Store {
     ) async throws -> WarmStart {
         let start = ContinuousClock.now
         let registry = try SchemaRegistry(entities)
-        let decoding = Task.detached(priority: .userInitiated) { SnapshotLoader(registry: registry).load(snapshotPath) }
+        // Off the main actor: read, decompress and check the archive, and build the main
+        // context's in-memory indexes over it, so that filling the context is a hand-over.
+        let decoding = Task.detached(priority: .userInitiated) {
+            SnapshotLoader(registry: registry).load(snapshotPath).flatMap { loaded in
+                Result { () throws(SnapshotRejection) -> (SnapshotLoader.Loaded, [[InMemoryIndex<Int>]]) in
+                    do {
+                        return (loaded, try loaded.sections.map { try EntityTable.indexes(of: $0.block.schema, over: $0.block) })
+                    } catch {
+                        throw .undecodable("\(error)")
+                    }
+                }
+            }
+        }
         let store: Store
         do {
             store = try await open(at: path, registry: registry, migrations: migrations, configuration: configuration)
@@ -76,12 +88,14 @@ extension Store {
         switch await decoding.value {
         case .failure(let rejection):
             outcome = .coldStart(rejection)
-        case .success(let loaded):
+        case .success(let (loaded, indexes)):
             let fit = loaded.header.fit(storeID: store.storeID, generation: generation, floor: floor)
             if case .rejected(let rejection) = fit {
                 outcome = .coldStart(rejection)
             } else {
-                for section in loaded.sections { try section.fill(main.graph, asOf: 0) }
+                for (section, prepared) in zip(loaded.sections, indexes) {
+                    try main.graph.fill(section.block, asOf: 0, prepared: prepared)
+                }
                 outcome = .used
                 if fit == .behind {
                     let changes = try await main.catchUp(since: ChangeToken(generation: loaded.header.generation))
@@ -135,7 +149,7 @@ extension MainContext {
         for start in stride(from: 0, to: ids.count, by: size) {
             let chunk = Array(ids[start..<min(ids.count, start + size)])
             let fetched = try await store.fetchSnapshot(Query<E>(where: Attribute(table.schema.primaryKey.name).in(chunk)))
-            rows += fetched.rows
+            rows += (0..<fetched.block.count).map(fetched.block.row(at:))
             sequence = max(sequence, fetched.sequence)
         }
         mergePending()

@@ -86,15 +86,15 @@ public actor WorkerContext {
         graph.beginFetch()
         defer { graph.endFetch() }
         while true {
-            let (rows, sequence) = try await store.fetchSnapshot(query)
+            let (block, sequence) = try await store.fetchSnapshot(query)
             // Merges skip objects a worker does not hold. If something newer than the snapshot
             // was merged while it was read (actor reentrancy), those objects missed it: read again.
             guard graph.mergedSequence <= sequence else { continue }
             let table = try graph.table(E.self)
-            try table.register(rows, asOf: sequence)
+            let keys = (0..<block.count).map(block.key(at:))
+            try table.fill(block, asOf: sequence)
             absorb()   // what was accepted after the snapshot, now that the objects are held
-            let key = table.schema.primaryKeyIndex
-            return try table.visible(E.self, keys: rows.map { $0[key] })
+            return try table.visible(E.self, keys: keys)
         }
     }
 

@@ -5,37 +5,29 @@ extension Snapshot {
     /// format, CRC-32), every LZ4 frame of the payload (sizes and content checksums) and, when
     /// `schemas` is given (a store's recorded schemas, see ``StoreInspector/entities``), that the
     /// archive was written with those schemas and that every chunk holds exactly its objects'
-    /// rows, one value per attribute.
+    /// cells, each of a storage class its attribute reads.
     /// - Returns: the header.
     /// - Throws: the ``SnapshotRejection`` the first problem found would cause at a warm start.
     public static func verify(at path: String, schemas: [EntitySchema]? = nil) throws(SnapshotRejection) -> SnapshotHeader {
         return try map(path).withUnsafeBytes { bytes in Result { () throws(SnapshotRejection) -> SnapshotHeader in
             let header = try SnapshotHeader.decode(bytes)
-            let widths = try schemas.map { schemas throws(SnapshotRejection) in
-                try header.matchedSchemas(schemas).map(\.attributes.count)
-            }
+            let matched = try schemas.map { schemas throws(SnapshotRejection) in try header.matchedSchemas(schemas) }
             for (index, entry) in header.entities.enumerated() {
-                try verify(entry, in: bytes, width: widths?[index])
+                try verify(entry, in: bytes, schema: matched?[index])
             }
             return header
         } }.get()
     }
 
     private static func verify(_ entry: SnapshotHeader.Entry, in file: UnsafeRawBufferPointer,
-                               width: Int?) throws(SnapshotRejection) {
+                               schema: EntitySchema?) throws(SnapshotRejection) {
         guard entry.chunks.reduce(0, { $0 + $1.objectCount }) == entry.objectCount else {
             throw .undecodable("\(entry.entity): object count mismatch")
         }
         for chunk in entry.chunks {
             try chunk.inflate(from: file) { (contents) throws(SnapshotRejection) in
-                guard let width else { return }
-                var reader = ByteReader(contents)
-                do {
-                    for _ in 0..<(chunk.objectCount * width) { _ = try reader.readValue() }
-                } catch {
-                    throw .undecodable("\(entry.entity): \(error)")
-                }
-                guard reader.remaining == 0 else { throw .undecodable("\(entry.entity): trailing bytes") }
+                guard let schema else { return }
+                _ = try ColumnBlock(archived: contents, count: chunk.objectCount, schema: schema)
             }
         }
     }

@@ -101,15 +101,19 @@ final class Statement {
         }
     }
 
-    /// All rows as arrays of values, in column order.
-    func rows(_ values: [DatabaseValue] = []) throws -> [[DatabaseValue]] {
+    /// Runs the statement, calling `body` with the statement positioned on each row in turn
+    /// (read its columns with ``value(at:)``), then resets it.
+    func forEachRow(_ values: [DatabaseValue] = [], _ body: (Statement) throws -> Void) throws {
         try bind(values)
         defer { sqlite3_reset(handle) }
+        while try step() { try body(self) }
+    }
+
+    /// All rows as arrays of values, in column order.
+    func rows(_ values: [DatabaseValue] = []) throws -> [[DatabaseValue]] {
         var rows: [[DatabaseValue]] = []
         let count = columnCount
-        while try step() {
-            rows.append((0..<count).map(value(at:)))
-        }
+        try forEachRow(values) { statement in rows.append((0..<count).map(statement.value(at:))) }
         return rows
     }
 }

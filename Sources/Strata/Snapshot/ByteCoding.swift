@@ -1,6 +1,7 @@
 import Foundation
 
-/// Appends little-endian values and length-prefixed bytes to a growing buffer.
+/// Appends little-endian values and length-prefixed bytes to a growing buffer: the snapshot
+/// header's encoding.
 ///
 /// The buffer is a byte array, not `Data`: appending single bytes to `Data` costs a hundred
 /// instructions or more each, which made encoding a snapshot value cost ~2,000 instructions.
@@ -36,27 +37,6 @@ struct ByteWriter {
     mutating func append(_ string: String) { append(bytes: Array(string.utf8)) }
 
     mutating func appendRaw(_ bytes: Data) { self.bytes.append(contentsOf: bytes) }
-
-    /// Values are tagged with their storage class: 0 NULL, 1 integer (zigzag varint), 2 real,
-    /// 3 text, 4 blob.
-    mutating func append(_ value: DatabaseValue) {
-        switch value {
-        case .null: bytes.append(0)
-        case .integer(let int):
-            bytes.append(1)
-            appendVarint(UInt64(bitPattern: (int << 1) ^ (int >> 63)))
-        case .real(let real):
-            bytes.append(2)
-            append(real)
-        case .text(let text):
-            bytes.append(3)
-            var text = text
-            text.withUTF8 { append(bytes: $0) }
-        case .blob(let blob):
-            bytes.append(4)
-            append(bytes: blob)
-        }
-    }
 }
 
 /// Reads what ``ByteWriter`` wrote, never past the end: running out is a truncation error.
@@ -123,21 +103,5 @@ struct ByteReader {
             throw StrataError(.invalidSnapshot, "invalid UTF-8 text at byte \(offset)")
         }
         return string
-    }
-
-    mutating func readValue() throws -> DatabaseValue {
-        try need(1)
-        let tag = bytes[offset]
-        offset += 1
-        switch tag {
-        case 0: return .null
-        case 1:
-            let raw = try readVarint()
-            return .integer(Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1))))
-        case 2: return .real(try readDouble())
-        case 3: return .text(try readString())
-        case 4: return .blob(Data(try readBytes()))
-        default: throw StrataError(.invalidSnapshot, "unknown value tag \(tag) at byte \(offset - 1)")
-        }
     }
 }

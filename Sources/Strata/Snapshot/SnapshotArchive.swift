@@ -1,7 +1,8 @@
 import Foundation
 
-/// Encodes and decodes snapshot payloads: per entity, rows in schema order, each value tagged
-/// with its storage class, in LZ4 frames of about 4 MiB compressed in parallel.
+/// Encodes and decodes snapshot payloads: per entity, chunks of up to ``objectsPerChunk``
+/// objects in column form (``ColumnBlock``, the layout contexts hold them in), each an LZ4 frame,
+/// compressed and decompressed in parallel.
 enum SnapshotArchive {
     static let objectsPerChunk = 20_000
 
@@ -22,10 +23,12 @@ enum SnapshotArchive {
         return Fingerprint.of(writer.data)
     }
 
-    /// One entity's rows to archive.
+    /// One entity's objects to archive, in chunks of at most ``objectsPerChunk`` (an entity
+    /// with no object has one empty chunk).
     struct Section: Sendable {
         let schema: EntitySchema
-        let rows: [[DatabaseValue]]
+        let chunks: [ColumnBlock]
+        var count: Int { chunks.reduce(0) { $0 + $1.count } }
     }
 
     /// What a write produced.
@@ -37,28 +40,14 @@ enum SnapshotArchive {
         var fileSize: Int { header.count + chunks.reduce(0) { $0 + $1.count } }
     }
 
-    /// Encodes and compresses every section (chunks in parallel) and builds the header.
+    /// Encodes and compresses every section's chunks (in parallel) and builds the header.
     static func encode(_ sections: [Section], storeID: UUID, generation: Int64, schemas: [EntitySchema]) throws -> Written {
-        struct Job { let section: Int; let range: Range<Int> }
-        var jobs: [Job] = []
-        for (index, section) in sections.enumerated() {
-            var start = 0
-            repeat {
-                let end = min(section.rows.count, start + objectsPerChunk)
-                jobs.append(Job(section: index, range: start..<end))
-                start = end
-            } while start < section.rows.count
-        }
+        let jobs = sections.enumerated().flatMap { section in section.element.chunks.indices.map { (section.offset, $0) } }
         let results = Locked([Int: Result<(Data, Int), Error>]())
-        let jobList = jobs
         DispatchQueue.concurrentPerform(iterations: jobs.count) { index in
-            let job = jobList[index]
+            let (section, chunk) = jobs[index]
             let result = Result<(Data, Int), Error> {
-                var writer = ByteWriter(capacity: job.range.count * 128)
-                for row in sections[job.section].rows[job.range] {
-                    for value in row { writer.append(value) }
-                }
-                let raw = writer.bytes
+                let raw = sections[section].chunks[chunk].archived()
                 return (try raw.withUnsafeBytes { try LZ4Frame.compress($0) }, raw.count)
             }
             results.withLock { $0[index] = result }
@@ -66,57 +55,45 @@ enum SnapshotArchive {
         let compressed = try results.withLock { results in try jobs.indices.map { try results[$0]!.get() } }
         var layout: [(entity: String, fingerprint: UInt64, chunks: [(compressed: Int, uncompressed: Int, objects: Int)])] =
             sections.map { ($0.schema.name, fingerprint($0.schema), []) }
-        for (index, job) in jobs.enumerated() {
-            layout[job.section].chunks.append((compressed[index].0.count, compressed[index].1, job.range.count))
+        for (index, (section, chunk)) in jobs.enumerated() {
+            layout[section].chunks.append((compressed[index].0.count, compressed[index].1, sections[section].chunks[chunk].count))
         }
         let header = SnapshotHeader.encode(storeID: storeID, generation: generation, createdAt: Date(),
                                            schemaFingerprint: fingerprint(schemas), sections: layout)
         return Written(header: header.bytes, chunks: compressed.map(\.0), described: header.header)
     }
 
-    /// Decompresses and parses one section's chunks (in parallel), checking each row has one
-    /// value per attribute, each of a storage class its attribute reads (``EntitySchema/checkRow(_:)``).
-    /// Values are built from the rows only when a context is asked for them.
+    /// Decompresses and parses one section's chunks (in parallel), checking every cell
+    /// (``ColumnBlock/init(archived:count:schema:)``), then joins them into one block and indexes
+    /// its keys (two objects with one key are refused). No value of the app's type is built.
     static func section(_ entry: SnapshotHeader.Entry, in file: UnsafeRawBufferPointer,
                         schema: EntitySchema) throws(SnapshotRejection) -> LoadedSection {
-        let width = schema.attributes.count
-        let results = Locked([Int: Result<[[DatabaseValue]], SnapshotRejection>]())
+        let results = Locked([Int: Result<ColumnBlock, SnapshotRejection>]())
         // The buffer outlives the concurrentPerform call, which returns only when every iteration has.
         nonisolated(unsafe) let file = file
         DispatchQueue.concurrentPerform(iterations: entry.chunks.count) { index in
             let chunk = entry.chunks[index]
-            let result = Result<[[DatabaseValue]], SnapshotRejection> { () throws(SnapshotRejection) -> [[DatabaseValue]] in
-                try chunk.inflate(from: file) { (contents) throws(SnapshotRejection) -> [[DatabaseValue]] in
-                    var reader = ByteReader(contents)
-                    var rows: [[DatabaseValue]] = []
-                    rows.reserveCapacity(chunk.objectCount)
-                    do {
-                        for _ in 0..<chunk.objectCount {
-                            var row: [DatabaseValue] = []
-                            row.reserveCapacity(width)
-                            for _ in 0..<width { row.append(try reader.readValue()) }
-                            try schema.checkRow(row)
-                            rows.append(row)
-                        }
-                    } catch {
-                        throw SnapshotRejection.undecodable("\(entry.entity): \(error)")
-                    }
-                    guard reader.remaining == 0 else { throw SnapshotRejection.undecodable("\(entry.entity): trailing bytes") }
-                    return rows
+            let result = Result<ColumnBlock, SnapshotRejection> { () throws(SnapshotRejection) -> ColumnBlock in
+                try chunk.inflate(from: file) { (contents) throws(SnapshotRejection) -> ColumnBlock in
+                    try ColumnBlock(archived: contents, count: chunk.objectCount, schema: schema)
                 }
             }
             results.withLock { $0[index] = result }
         }
-        var rows: [[DatabaseValue]] = []
-        rows.reserveCapacity(entry.objectCount)
+        var block = ColumnBlock(schema: schema)
         for index in entry.chunks.indices {
-            switch results.withLock({ $0[index]! }) {
-            case .success(let chunk): rows.append(contentsOf: chunk)
+            switch results.withLock({ $0.removeValue(forKey: index)! }) {
+            case .success(let chunk): block.append(contentsOf: chunk)
             case .failure(let rejection): throw rejection
             }
         }
-        guard rows.count == entry.objectCount else { throw .undecodable("\(entry.entity): object count mismatch") }
-        return LoadedSection(schema: schema, rows: rows)
+        guard block.count == entry.objectCount else { throw .undecodable("\(entry.entity): object count mismatch") }
+        do {
+            try block.indexKeys()
+        } catch {
+            throw .undecodable("\(entry.entity): \(error)")
+        }
+        return LoadedSection(block: block)
     }
 }
 
@@ -132,18 +109,9 @@ extension SnapshotHeader.Chunk {
     }
 }
 
-/// A decoded section's rows, ready to fill whatever holds objects (``SectionSink``: a context's graph).
+/// A loaded section: one entity's objects as a checked block, ready for whatever holds objects
+/// (a context's graph; the archive does not know who).
 struct LoadedSection: Sendable {
-    let schema: EntitySchema
-    let rows: [[DatabaseValue]]
-    var count: Int { rows.count }
-
-    func fill(_ sink: some SectionSink, asOf sequence: UInt64) throws {
-        try sink.fill(schema, rows: rows, asOf: sequence)
-    }
-}
-
-/// Where a loaded section's rows go; the archive does not know who holds them.
-protocol SectionSink {
-    func fill(_ schema: EntitySchema, rows: [[DatabaseValue]], asOf sequence: UInt64) throws
+    let block: ColumnBlock
+    var count: Int { block.count }
 }

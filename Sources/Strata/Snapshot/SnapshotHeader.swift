@@ -6,7 +6,7 @@ public struct SnapshotHeader: Sendable, Hashable {
     /// The first eight bytes of every snapshot file.
     public static let magic = Array("STRATASN".utf8)
     /// The format version this build writes and reads.
-    public static let currentFormatVersion: UInt32 = 1
+    public static let currentFormatVersion: UInt32 = 2
 
     /// The file's format version (``currentFormatVersion`` when this build wrote it).
     public let formatVersion: UInt32

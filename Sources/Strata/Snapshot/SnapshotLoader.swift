@@ -88,8 +88,11 @@ extension SnapshotFuzzing {
         var sections: [SnapshotArchive.Section] = []
         for schema in registry.schemas {
             let encoder = RowEncoder(schema: schema)
-            let rows = try objects.filter { type(of: $0).entityName == schema.name }.map { try encoder.encode($0) }
-            sections.append(.init(schema: schema, rows: rows))
+            var block = ColumnBlock(schema: schema)
+            for object in objects where type(of: object).entityName == schema.name {
+                try block.append(try encoder.encode(object))
+            }
+            sections.append(.init(schema: schema, chunks: [block]))
         }
         let written = try SnapshotArchive.encode(sections, storeID: UUID(), generation: 1, schemas: registry.schemas)
         return written.chunks.reduce(written.header, +)

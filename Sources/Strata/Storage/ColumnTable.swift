@@ -3,7 +3,7 @@ import Foundation
 /// The saved rows of one entity, held in memory column by column: the storage engine of the
 /// contexts.
 ///
-/// Each attribute is a ``Column`` of fixed-width cells (a storage-class tag, a 64-bit payload and
+/// Each attribute is a ``Column`` (see `Column.swift`) of fixed-width cells (a storage-class tag, a 64-bit payload and
 /// a byte length), and the text and blob bytes of the whole table live in one arena. A row lives
 /// in a slot (an `Int`, stable while the row lives): a removed row's slot goes on a free list and
 /// the next new key reuses it. A primary-key hash maps each key to its slot, and each slot keeps
@@ -27,81 +27,6 @@ import Foundation
 ///
 /// Not thread-safe: a table is owned by one context's isolation and used only there.
 final class ColumnTable {
-    /// The storage class of a cell.
-    private enum Tag {
-        static let null: UInt8 = 0
-        static let integer: UInt8 = 1
-        static let real: UInt8 = 2
-        static let text: UInt8 = 3
-        static let blob: UInt8 = 4
-    }
-
-    /// The cells of one attribute, indexed by slot.
-    ///
-    /// A cell is its storage class (`tags`), its payload (an integer's or a real's bit pattern,
-    /// or the arena offset of text and blob bytes) and, for text and blobs, its byte length. A free
-    /// slot's cells are NULL, so they hold no arena bytes.
-    struct Column {
-        var tags: [UInt8] = []
-        var payloads: [UInt64] = []
-        var lengths: [UInt32] = []
-
-        /// Adds a NULL cell for a new slot.
-        mutating func appendNull() {
-            tags.append(Tag.null)
-            payloads.append(0)
-            lengths.append(0)
-        }
-
-        mutating func reserveCapacity(_ cells: Int) {
-            tags.reserveCapacity(cells)
-            payloads.reserveCapacity(cells)
-            lengths.reserveCapacity(cells)
-        }
-
-        /// Overwrites the cell at `slot` and returns the arena bytes its old value held, which are
-        /// garbage from now on.
-        mutating func replace(at slot: Int, tag: UInt8, payload: UInt64, length: UInt32) -> Int {
-            let freed = tags[slot] >= Tag.text ? Int(lengths[slot]) : 0
-            tags[slot] = tag
-            payloads[slot] = payload
-            lengths[slot] = length
-            return freed
-        }
-
-        /// The value of the cell at `slot`, its text or blob bytes read from `arena`.
-        func value(at slot: Int, arena: [UInt8]) -> DatabaseValue {
-            let payload = payloads[slot]
-            switch tags[slot] {
-            case Tag.integer: return .integer(Int64(bitPattern: payload))
-            case Tag.real: return .real(Double(bitPattern: payload))
-            case Tag.text:
-                let start = Int(truncatingIfNeeded: payload)
-                let end = start + Int(lengths[slot])
-                return arena.withUnsafeBufferPointer { bytes in
-                    .text(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self))
-                }
-            case Tag.blob:
-                let start = Int(truncatingIfNeeded: payload)
-                let end = start + Int(lengths[slot])
-                return arena.withUnsafeBufferPointer { bytes in
-                    .blob(Data(UnsafeBufferPointer(rebasing: bytes[start..<end])))
-                }
-            default: return .null
-            }
-        }
-
-        /// Copies the text and blob bytes of every cell from `old` to the end of `new`, and points
-        /// the cells at their new offsets.
-        mutating func moveBytes(from old: UnsafeBufferPointer<UInt8>, to new: inout [UInt8]) {
-            for slot in tags.indices where tags[slot] >= Tag.text {
-                let start = Int(truncatingIfNeeded: payloads[slot])
-                payloads[slot] = UInt64(new.count)
-                new.append(contentsOf: UnsafeBufferPointer(rebasing: old[start..<start + Int(lengths[slot])]))
-            }
-        }
-    }
-
     /// One row of the table, read cell by cell as a decoder asks for it.
     struct RowView: RowSource {
         let table: ColumnTable
@@ -273,6 +198,56 @@ final class ColumnTable {
         lastUses.reserveCapacity(rows)
     }
 
+    // MARK: Blocks
+
+    /// Takes `block`'s rows, each at `version`. An empty table takes the block's storage as it is
+    /// (no cell is copied, no key hashed again); otherwise each row is upserted.
+    func adopt(_ block: consuming ColumnBlock, version: UInt64) {
+        guard count == 0 else {
+            for row in 0..<block.count { upsert(block.row(at: row), version: version) }
+            return
+        }
+        let rows = block.count
+        let parts = block.parts()
+        columns = parts.columns
+        arena = parts.arena
+        slots = parts.keyIndex
+        keys = Array(repeating: .null, count: rows)
+        for (key, slot) in slots { keys[slot] = key }
+        liveFlags = Array(repeating: true, count: rows)
+        freeSlots = []
+        versions = Array(repeating: version, count: rows)
+        readVersions = Array(repeating: 0, count: rows)
+        lastUses = Array(repeating: 0, count: rows)
+        count = rows
+        garbageByteCount = 0
+    }
+
+    /// The rows in `slots`, in that order, as a block with an arena of their own (keys not
+    /// indexed): what a snapshot archives.
+    func block(_ slots: some Collection<Int>) -> ColumnBlock {
+        var columns = Array(repeating: Column(), count: self.columns.count)
+        var arena: [UInt8] = []
+        self.arena.withUnsafeBufferPointer { source in
+            for attribute in columns.indices {
+                let from = self.columns[attribute]
+                columns[attribute].reserveCapacity(slots.count)
+                for slot in slots {
+                    var payload = from.payloads[slot]
+                    if from.tags[slot] >= CellTag.text {
+                        let start = Int(truncatingIfNeeded: payload)
+                        payload = UInt64(arena.count)
+                        arena.append(contentsOf: UnsafeBufferPointer(rebasing: source[start..<start + Int(from.lengths[slot])]))
+                    }
+                    columns[attribute].tags.append(from.tags[slot])
+                    columns[attribute].payloads.append(payload)
+                    columns[attribute].lengths.append(from.lengths[slot])
+                }
+            }
+        }
+        return ColumnBlock(schema: schema, count: slots.count, columns: columns, arena: arena)
+    }
+
     // MARK: Internals
 
     /// The slot an entry of the key hash holds, storing `next` in it (and setting `isNew`) when it
@@ -302,21 +277,7 @@ final class ColumnTable {
                               arena: inout [UInt8]) -> Int {
         var freed = 0
         for attribute in columns.indices {
-            let tag: UInt8, payload: UInt64, length: UInt32
-            switch row[attribute] {
-            case .null: (tag, payload, length) = (Tag.null, 0, 0)
-            case .integer(let integer): (tag, payload, length) = (Tag.integer, UInt64(bitPattern: integer), 0)
-            case .real(let real): (tag, payload, length) = (Tag.real, real.bitPattern, 0)
-            case .text(var text):
-                tag = Tag.text
-                payload = UInt64(arena.count)
-                // The UTF-8 bytes themselves (NUL included), not a C string.
-                length = text.withUTF8 { append(UnsafeRawBufferPointer($0), to: &arena) }
-            case .blob(let data):
-                tag = Tag.blob
-                payload = UInt64(arena.count)
-                length = data.withUnsafeBytes { append($0, to: &arena) }
-            }
+            let (tag, payload, length) = Column.cell(row[attribute], arena: &arena)
             freed += columns[attribute].replace(at: slot, tag: tag, payload: payload, length: length)
         }
         return freed
@@ -326,18 +287,9 @@ final class ColumnTable {
     private static func clear(at slot: Int, in columns: inout [Column]) -> Int {
         var freed = 0
         for attribute in columns.indices {
-            freed += columns[attribute].replace(at: slot, tag: Tag.null, payload: 0, length: 0)
+            freed += columns[attribute].replace(at: slot, tag: CellTag.null, payload: 0, length: 0)
         }
         return freed
-    }
-
-    /// Appends `bytes` to `arena` and returns their count.
-    private static func append(_ bytes: UnsafeRawBufferPointer, to arena: inout [UInt8]) -> UInt32 {
-        guard let length = UInt32(exactly: bytes.count) else {
-            preconditionFailure("a value has \(bytes.count) bytes; a cell holds at most 4 GiB")
-        }
-        bytes.withMemoryRebound(to: UInt8.self) { arena.append(contentsOf: $0) }
-        return length
     }
 
     private func compactIfNeeded() {

@@ -80,11 +80,17 @@ extension Store {
         return try writer.fetch(E.self, sql: sql, arguments: arguments)
     }
 
-    /// The query's rows (columns in schema order), pending change sets applied, in its order.
-    func fetchRows(_ resolved: ResolvedQuery, _ writer: Writer, pending: [PipelineState.Pending]? = nil) throws -> [[DatabaseValue]] {
-        if let rows = try overlaidRows(resolved, writer, pending: pending) { return rows }
+    /// The query's objects (pending change sets applied) as a checked block, in its order: rows
+    /// go from the statement into cells, never into row arrays.
+    func fetchBlock(_ resolved: ResolvedQuery, _ writer: Writer, pending: [PipelineState.Pending]? = nil) throws -> ColumnBlock {
+        var block = ColumnBlock(schema: resolved.schema)
+        if let rows = try overlaidRows(resolved, writer, pending: pending) {
+            for row in rows { try block.append(row) }
+            return block
+        }
         let (sql, arguments) = resolved.selectSQL()
-        return try writer.rows(sql: sql, arguments: arguments)
+        try writer.connection.prepare(sql).forEachRow(arguments) { try block.append($0) }
+        return block
     }
 
     /// The query's rows with pending change sets applied, or nil when none is pending for the entity.

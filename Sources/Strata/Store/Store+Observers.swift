@@ -37,13 +37,14 @@ extension Store {
     /// Whether a transaction is being written right now (for tests that prove reads don't wait).
     var isPersisting: Bool { pipeline.withLock { $0.isDraining } }
 
-    /// Fetches on the queue and reports the sequence the result reflects: every change set up
-    /// to it (committed or pending) is included, none after it.
-    func fetchSnapshot<E: Entity>(_ query: Query<E>) async throws -> (rows: [[DatabaseValue]], sequence: UInt64) {
+    /// Fetches on the queue, as a checked block of cells (``fetchBlock(_:_:pending:)``), and
+    /// reports the sequence the result reflects: every change set up to it (committed or
+    /// pending) is included, none after it.
+    func fetchSnapshot<E: Entity>(_ query: Query<E>) async throws -> (block: ColumnBlock, sequence: UInt64) {
         let resolved = try ResolvedQuery(query, schema: registry.schema(for: E.self))
         return try await interruptibleOnQueue { writer in
             let (pending, sequence) = self.pipeline.withLock { ($0.pending, $0.nextSequence - 1) }
-            return (try self.fetchRows(resolved, writer, pending: pending), sequence)
+            return (try self.fetchBlock(resolved, writer, pending: pending), sequence)
         }
     }
 }

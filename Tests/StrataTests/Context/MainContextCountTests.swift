@@ -54,7 +54,7 @@ import Testing
 
     @Test func anIndexPrefixIsCountedByTheIndex() throws {
         let schema = try SchemaRegistry([Note.self]).schema(for: Note.self)
-        let index = InMemoryIndex<Int64>(positions: [1, 4], schema: schema)   // group, isDone
+        var index = InMemoryIndex<Int64>(positions: [1, 4], schema: schema)   // group, isDone
         for id in 0..<10 {
             var row = [DatabaseValue](repeating: .null, count: schema.attributes.count)
             row[1] = .integer(Int64(id % 2))

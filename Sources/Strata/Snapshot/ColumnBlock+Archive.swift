@@ -1,0 +1,96 @@
+import Foundation
+
+#if !_endian(little)
+#error("snapshot chunks store cells in the host's byte order, which must be little-endian")
+#endif
+
+/// A snapshot chunk's payload (format 2): the block's cells as the contexts hold them, so that
+/// loading is decompression and a bounds check, not a per-object decode.
+///
+/// ```
+/// for each attribute, in schema order:
+///     tags      n bytes      0 NULL, 1 integer, 2 real, 3 text, 4 blob
+///     payloads  n × 8 bytes  integer or real bits; text and blob: offset into the chunk's arena
+///     lengths   n × 4 bytes  text and blob: byte length; otherwise 0
+/// arena         the rest     text (UTF-8) and blob bytes
+/// ```
+/// Integers are little-endian.
+extension ColumnBlock {
+    /// The bytes of one cell, over all columns.
+    static let bytesPerCell = 1 + 8 + 4
+
+    /// The block's cells and arena in the chunk layout.
+    func archived() -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count * columns.count * Self.bytesPerCell + arena.count)
+        for column in columns {
+            bytes.append(contentsOf: column.tags)
+            column.payloads.withUnsafeBytes { bytes.append(contentsOf: $0) }
+            column.lengths.withUnsafeBytes { bytes.append(contentsOf: $0) }
+        }
+        bytes.append(contentsOf: arena)
+        return bytes
+    }
+
+    /// Parses a chunk of `count` rows of `schema`, checking every cell: a known tag that the
+    /// attribute reads (NULL only where it is optional), no stray payload or length, text and
+    /// blob bytes inside the arena. Keys are not indexed (``indexKeys()``).
+    init(archived bytes: UnsafeRawBufferPointer, count: Int, schema: EntitySchema) throws(SnapshotRejection) {
+        let width = schema.attributes.count
+        let (cells, overflow) = count.multipliedReportingOverflow(by: width)
+        guard !overflow, cells <= bytes.count / Self.bytesPerCell else {
+            throw .undecodable("\(schema.name): a chunk of \(count) objects is larger than its \(bytes.count) bytes")
+        }
+        let arenaStart = cells * Self.bytesPerCell
+        let arenaSize = UInt64(bytes.count - arenaStart)
+        var columns: [Column] = []
+        columns.reserveCapacity(width)
+        var offset = 0
+        for attribute in schema.attributes {
+            var column = Column()
+            column.tags = Array(bytes[offset..<offset + count])
+            offset += count
+            column.payloads = Self.read(UInt64.self, count, from: bytes, at: &offset)
+            column.lengths = Self.read(UInt32.self, count, from: bytes, at: &offset)
+            try Self.check(column, attribute, arenaSize: arenaSize, entity: schema.name)
+            columns.append(column)
+        }
+        self.init(schema: schema, count: count, columns: columns, arena: Array(bytes[arenaStart...]))
+    }
+
+    private static func read<T: FixedWidthInteger>(_ type: T.Type, _ count: Int, from bytes: UnsafeRawBufferPointer,
+                                                   at offset: inout Int) -> [T] {
+        let size = count * MemoryLayout<T>.size
+        let values = [T](unsafeUninitializedCapacity: count) { buffer, initialized in
+            UnsafeMutableRawBufferPointer(buffer).copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + size]))
+            initialized = count
+        }
+        offset += size
+        return values
+    }
+
+    /// Checks one parsed column against its attribute.
+    private static func check(_ column: Column, _ attribute: AttributeSchema, arenaSize: UInt64,
+                              entity: String) throws(SnapshotRejection) {
+        // Which tags the attribute reads: the schema's one rule (AttributeType.admits), asked once per tag.
+        let samples: [DatabaseValue] = [.null, .integer(0), .real(0), .text(""), .blob(Data())]
+        let admitted = samples.map { $0.isNull ? attribute.isOptional : attribute.type.admits($0) }
+        for cell in column.tags.indices {
+            let tag = column.tags[cell], payload = column.payloads[cell], length = column.lengths[cell]
+            guard tag <= CellTag.last, admitted[Int(tag)] else {
+                throw .undecodable("\(entity).\(attribute.name): object \(cell) of a chunk holds storage class \(tag), "
+                                   + "which a \(attribute.isOptional ? "optional " : "")\(attribute.type.rawValue) attribute cannot read")
+            }
+            switch tag {
+            case CellTag.text, CellTag.blob:
+                guard payload <= arenaSize, UInt64(length) <= arenaSize - payload else {
+                    throw .undecodable("\(entity).\(attribute.name): object \(cell) of a chunk points outside the chunk's bytes")
+                }
+            case CellTag.null:
+                guard payload == 0, length == 0 else { throw .undecodable("\(entity).\(attribute.name): a NULL cell holds a value") }
+            default:
+                guard length == 0 else { throw .undecodable("\(entity).\(attribute.name): a number cell has a length") }
+            }
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+
+/// Rows of one entity in column form, detached from any table: what a snapshot chunk parses
+/// into and a fetch fills off the main actor, and what a ``ColumnTable`` adopts whole (in O(1)
+/// when it is empty). A value type of plain arrays, so it crosses isolation as it is.
+///
+/// Cells are laid out as a table's are (``Column``: a tag, a payload and a length per cell;
+/// text and blob bytes in the block's own arena, offsets relative to it). Every row appended is
+/// checked against the schema first (``EntitySchema/checkRow(_:)``), and the key index refuses a
+/// second row with the same primary key, so a block always holds rows a context can hold.
+struct ColumnBlock: Sendable {
+    let schema: EntitySchema
+    private(set) var count = 0
+    private(set) var columns: [Column]
+    private(set) var arena: [UInt8] = []
+    /// Primary key → row, for every row.
+    private(set) var keyIndex: [DatabaseValue: Int] = [:]
+
+    /// An empty block of `schema`'s rows.
+    init(schema: EntitySchema, capacity: Int = 0) {
+        self.schema = schema
+        self.columns = Array(repeating: Column(), count: schema.attributes.count)
+        if capacity > 0 {
+            for attribute in columns.indices { columns[attribute].reserveCapacity(capacity) }
+            keyIndex.reserveCapacity(capacity)
+        }
+    }
+
+    /// A block made of parsed cells whose keys are not indexed yet (see ``indexKeys()``).
+    init(schema: EntitySchema, count: Int, columns: [Column], arena: [UInt8]) {
+        self.schema = schema
+        self.count = count
+        self.columns = columns
+        self.arena = arena
+    }
+
+    // MARK: Reading
+
+    /// The value of `attribute` in row `row`.
+    func value(at row: Int, _ attribute: Int) -> DatabaseValue { columns[attribute].value(at: row, arena: arena) }
+
+    /// The primary key of row `row`.
+    func key(at row: Int) -> DatabaseValue { value(at: row, schema.primaryKeyIndex) }
+
+    /// One row of a block, read cell by cell.
+    struct RowView: RowSource {
+        let block: ColumnBlock
+        let row: Int
+        func value(at position: Int) -> DatabaseValue { block.value(at: row, position) }
+    }
+
+    /// Row `row` as a ``RowSource`` that reads each cell only when asked.
+    func rowView(at row: Int) -> RowView { RowView(block: self, row: row) }
+
+    /// Row `row`, in the schema's attribute order.
+    func row(at row: Int) -> [DatabaseValue] { columns.indices.map { value(at: row, $0) } }
+
+    // MARK: Writing
+
+    /// Appends a row after checking it (storage classes, NULLs, width) and that its key is new.
+    /// - Throws: ``StrataError`` naming the entity, attribute and object.
+    mutating func append(_ row: some RowSource) throws {
+        var values: [DatabaseValue] = []
+        values.reserveCapacity(columns.count)
+        for attribute in columns.indices { values.append(row.value(at: attribute)) }
+        try schema.checkRow(values)
+        let key = values[schema.primaryKeyIndex]
+        guard keyIndex.updateValue(count, forKey: key) == nil else {
+            throw StrataError(.constraint, "two rows of \(schema.name) have the primary key \(key)", entity: schema.name,
+                              objectID: key.description)
+        }
+        for attribute in columns.indices {
+            columns[attribute].append(values[attribute], arena: &arena)
+        }
+        count += 1
+    }
+
+    /// Appends the rows of `other` (a block of the same entity, keys not indexed), moving its
+    /// arena bytes behind this block's. Keys are indexed by ``indexKeys()`` afterwards.
+    mutating func append(contentsOf other: ColumnBlock) {
+        let base = UInt64(arena.count)
+        arena.append(contentsOf: other.arena)
+        for attribute in columns.indices { columns[attribute].append(contentsOf: other.columns[attribute], rebasedBy: base) }
+        count += other.count
+    }
+
+    /// Indexes every row's primary key.
+    /// - Throws: ``StrataError`` when two rows have the same key.
+    mutating func indexKeys() throws {
+        keyIndex = [:]
+        keyIndex.reserveCapacity(count)
+        let position = schema.primaryKeyIndex
+        for row in 0..<count {
+            let key = columns[position].value(at: row, arena: arena)
+            guard keyIndex.updateValue(row, forKey: key) == nil else {
+                throw StrataError(.constraint, "two rows of \(schema.name) have the primary key \(key)", entity: schema.name,
+                                  objectID: key.description)
+            }
+        }
+    }
+
+    /// Gives up the block's storage to a table adopting it.
+    consuming func parts() -> (columns: [Column], arena: [UInt8], keyIndex: [DatabaseValue: Int]) {
+        (columns, arena, keyIndex)
+    }
+}
