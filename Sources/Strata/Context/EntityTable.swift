@@ -21,6 +21,8 @@ final class EntityTable {
         var baseVersion: UInt64
         var baseRow: [DatabaseValue]?
         var isConflicted = false
+        /// When the object was first edited (the table's clock): a save lists its edits in this order.
+        var order: UInt64 = 0
     }
 
     let schema: EntitySchema
@@ -284,13 +286,20 @@ final class EntityTable {
 
     // MARK: Local edits
 
+    /// The next first-edit order.
+    private func nextOrder() -> UInt64 {
+        clock += 1
+        return clock
+    }
+
     /// Records an insert of `value` (an update when the context holds the object), its row encoded once.
     func insert(_ value: any Entity, row: [DatabaseValue], policy: MergePolicy) throws {
         let key = key(of: row)
         let existing = edits[key]
         let base = readBase(key)
         var edit = Edit(kind: base == nil && existing?.kind != .update ? .insert : .update, value: value, row: row,
-                        baseVersion: existing?.baseVersion ?? base?.version ?? 0, baseRow: existing?.baseRow ?? base?.row)
+                        baseVersion: existing?.baseVersion ?? base?.version ?? 0, baseRow: existing?.baseRow ?? base?.row,
+                        order: existing?.order ?? nextOrder())
         if existing == nil { try resolveStaleRead(&edit, key: key, policy: policy) }
         edits[key] = edit.kind == .insert && edit.row == nil ? nil : edit
     }
@@ -306,7 +315,8 @@ final class EntityTable {
         let base = readBase(key)
         var edit = Edit(kind: existing?.kind == .insert ? .insert : .update, value: value, row: row,
                         baseVersion: existing?.baseVersion ?? base?.version ?? 0,
-                        baseRow: existing?.baseRow ?? base?.row, isConflicted: existing?.isConflicted ?? false)
+                        baseRow: existing?.baseRow ?? base?.row, isConflicted: existing?.isConflicted ?? false,
+                        order: existing?.order ?? nextOrder())
         if existing == nil { try resolveStaleRead(&edit, key: key, policy: policy) }
         edits[key] = edit.kind == .insert && edit.row == nil ? nil : edit
     }
@@ -322,7 +332,8 @@ final class EntityTable {
         let base = readBase(key)
         let existing = edits[key]
         var edit = Edit(kind: .delete, value: nil, row: nil, baseVersion: existing?.baseVersion ?? base?.version ?? 0,
-                        baseRow: existing?.baseRow ?? base?.row, isConflicted: existing?.isConflicted ?? false)
+                        baseRow: existing?.baseRow ?? base?.row, isConflicted: existing?.isConflicted ?? false,
+                        order: existing?.order ?? nextOrder())
         if existing == nil { try resolveStaleRead(&edit, key: key, policy: policy) }
         edits[key] = edit.kind == .insert && edit.row == nil ? nil : edit
     }
@@ -341,10 +352,12 @@ final class EntityTable {
         }
     }
 
-    /// Appends the unsaved edits to `changes`, in key order, each with the row encoded when it
-    /// was made (so sealing the change set encodes nothing again).
+    /// Appends the unsaved edits to `changes`, in the order the objects were first edited, each
+    /// with the row encoded when it was made (so sealing the change set encodes nothing again).
     func appendEdits(to changes: inout ChangeSet) throws {
-        for key in edits.keys.sorted(by: { DatabaseValue.compare($0, $1) < 0 }) {
+        // Sort (order, key) pairs, not the edits: moving edits through a sort retains and copies
+        // their values and rows.
+        for (_, key) in edits.map({ ($0.value.order, $0.key) }).sorted(by: { $0.0 < $1.0 }) {
             guard let edit = edits[key] else { continue }
             switch edit.kind {
             case .insert: changes.appendSave(try editValue(edit), .upsert, row: edit.row)

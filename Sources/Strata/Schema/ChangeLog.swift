@@ -102,18 +102,22 @@ enum ChangeLog {
     }
 
     /// Keys as a JSON array (text keys as strings, integer keys as numbers), UTF-8.
+    /// Written byte by byte into one buffer: a string built per key cost ~3,000 instructions
+    /// per inserted object.
     static func encode(_ keys: [DatabaseValue]) -> Data {
-        var text = "["
+        var bytes: [UInt8] = [UInt8(ascii: "[")]
+        bytes.reserveCapacity(keys.count * 16 + 2)
         for (index, key) in keys.enumerated() {
-            if index > 0 { text += "," }
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
             switch key {
-            case .integer(let int): text += String(int)
-            case .text(let string): text += jsonString(string)
-            case .real(let real): text += "\(real)"
-            case .null, .blob: text += "null"
+            case .integer(let int): bytes.append(contentsOf: String(int).utf8)
+            case .text(let string): appendJSONString(string, to: &bytes)
+            case .real(let real): bytes.append(contentsOf: "\(real)".utf8)
+            case .null, .blob: bytes.append(contentsOf: "null".utf8)
             }
         }
-        return Data((text + "]").utf8)
+        bytes.append(UInt8(ascii: "]"))
+        return Data(bytes)
     }
 
     /// The keys of a log entry: the key itself, or the keys of a writer's batch.
@@ -139,17 +143,18 @@ enum ChangeLog {
         }
     }
 
-    private static func jsonString(_ string: String) -> String {
-        var result = "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case _ where scalar.value < 0x20: result += String(format: "\\u%04x", scalar.value)
-            default: result.unicodeScalars.append(scalar)
+    /// `string` as a JSON string: quotes and backslashes escaped, control characters as `\\u00XX`,
+    /// every other byte of its UTF-8 as it is.
+    private static func appendJSONString(_ string: String, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\")); bytes.append(byte)
+            case ..<0x20: bytes.append(contentsOf: String(format: "\\u%04x", byte).utf8)
+            default: bytes.append(byte)
             }
         }
-        return result + "\""
+        bytes.append(UInt8(ascii: "\""))
     }
 
     /// The newest generation (0 for an empty log).

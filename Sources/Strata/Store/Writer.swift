@@ -6,6 +6,8 @@ final class Writer {
     let connection: Connection
     let registry: SchemaRegistry
     private var entities: [String: EntityStatements] = [:]
+    /// The same, by the metatype of a saved object: its entity name is not computed per object.
+    private var entitiesByType: [ObjectIdentifier: EntityStatements] = [:]
 
     init(connection: Connection, registry: SchemaRegistry) {
         self.connection = connection
@@ -44,6 +46,18 @@ final class Writer {
             deleteSQL = "DELETE FROM \(table) WHERE \(key) = ?"
         }
 
+        /// The prepared insert, upsert and update, held here once prepared: a save binds them for
+        /// every object, and finding them in the connection's cache hashes the SQL each time.
+        private var prepared: [Statement?] = [nil, nil, nil]
+
+        func statement(_ mode: ChangeSet.SaveMode, on connection: Connection) throws -> Statement {
+            let index = mode == .insert ? 0 : (mode == .upsert ? 1 : 2)
+            if let statement = prepared[index] { return statement }
+            let statement = try connection.prepare(index == 0 ? insertSQL : (index == 1 ? upsertSQL : updateSQL))
+            prepared[index] = statement
+            return statement
+        }
+
         /// The update's arguments: every column but the key, then the key.
         func updateArguments(_ row: [DatabaseValue]) -> [DatabaseValue] {
             var arguments = row
@@ -78,7 +92,18 @@ final class Writer {
     }
 
     private func apply(_ operation: ChangeSet.Operation, log: inout ChangeLog.Batch) throws {
-        let entity = try statements(for: operation.entityName)
+        let entity: EntityStatements
+        if case .save(let object, _, _) = operation {
+            let type = ObjectIdentifier(Swift.type(of: object))
+            if let known = entitiesByType[type] {
+                entity = known
+            } else {
+                entity = try statements(for: operation.entityName)
+                entitiesByType[type] = entity
+            }
+        } else {
+            entity = try statements(for: operation.entityName)
+        }
         let schema = entity.schema
         switch operation {
         case .save(let object, let mode, let sealedRow):
@@ -87,18 +112,18 @@ final class Writer {
             do {
                 switch mode {
                 case .insert:
-                    try connection.prepare(entity.insertSQL).run(row)
+                    try entity.statement(.insert, on: connection).run(row)
                     log.append(code: entity.code, op: ChangeLog.insert, key: key)
                 case .upsert:
                     // An upsert that updates leaves the last inserted rowid alone: reset, it tells which.
                     connection.lastInsertedRowID = 0
-                    try connection.prepare(entity.upsertSQL).run(row)
+                    try entity.statement(.upsert, on: connection).run(row)
                     if connection.changes > 0 {
                         log.append(code: entity.code, op: connection.lastInsertedRowID != 0 ? ChangeLog.insert : ChangeLog.update,
                                    key: key)
                     }
                 case .update:
-                    try connection.prepare(entity.updateSQL).run(entity.updateArguments(row))
+                    try entity.statement(.update, on: connection).run(entity.updateArguments(row))
                     if connection.changes == 0 {
                         throw StrataError(.objectNotFound, "cannot update \(schema.name) \(object.id): it is not in the store",
                                           entity: schema.name, objectID: "\(object.id)")
