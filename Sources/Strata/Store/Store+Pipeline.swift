@@ -354,7 +354,7 @@ extension Store {
                 continuation.resume(with: Result {
                     try self.writer.run { writer in
                         guard !writer.connection.isClosed else { return }
-                        defer { writer.connection.close() }
+                        defer { writer.close() }
                         _ = try writer.connection.checkpoint(.passive)
                     }
                 })

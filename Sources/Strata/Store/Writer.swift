@@ -67,6 +67,14 @@ final class Writer {
         }
     }
 
+    /// Lets go of every statement the writer holds, then closes the connection (a statement
+    /// still held would keep the file open: `sqlite3_close_v2` waits for its finalization).
+    func close() {
+        entities = [:]
+        entitiesByType = [:]
+        connection.close()
+    }
+
     func statements(for entity: String) throws -> EntityStatements {
         if let existing = entities[entity] { return existing }
         let code = Int64.fromDatabaseValue(try connection.rows("SELECT rowid FROM \(SchemaMigrator.entitiesTable) WHERE name = ?",
