@@ -384,6 +384,11 @@ final class EntityTable {
         case .bulkUpdate(_, let target, let assignments):
             let positions = try assignments.map { (try schema.requirePosition(of: $0.attribute), $0.value) }
             for slot in try targets(target) {
+                let key = saved.key(at: slot)
+                if edits[key] == nil, !positions.contains(where: { $0.0 == schema.primaryKeyIndex }) {
+                    patch(slot, key: key, positions, sequence: sequence, changes: &changes)
+                    continue
+                }
                 var row = saved.row(at: slot)
                 for (position, value) in positions { row[position] = value }
                 try mergeRow(row, sequence: sequence, isOwn: isOwn, registersNew: false, policy: policy, changes: &changes)
@@ -414,6 +419,29 @@ final class EntityTable {
             }
             return slots.filter { resolved.matches(saved.rowView(at: $0)) }
         }
+    }
+
+    /// Merges a bulk update into the saved copy in `slot`, which no edit is based on: only the
+    /// assigned cells are written, the indexes touched only when an indexed attribute changed —
+    /// what ``mergeRow(_:sequence:isOwn:registersNew:policy:changes:)`` does for a whole row.
+    private func patch(_ slot: Int, key: DatabaseValue, _ assignments: [(Int, DatabaseValue)], sequence: UInt64,
+                       changes: inout ContextChange.EntityChanges) {
+        guard saved.version(at: slot) <= sequence else { return }
+        let changed = assignments.filter { !saved.cellEquals($0.1, at: slot, $0.0) }
+        if !changed.isEmpty {
+            let read = saved.readVersion(at: slot)
+            if read > 0, read == saved.version(at: slot), sequence > read, staleReads[key] == nil {
+                staleReads[key] = saved.row(at: slot)
+            }
+            let reindex = indexesEnabled && indexes.contains { index in changed.contains { index.positions.contains($0.0) } }
+            if reindex { for index in indexes.indices { indexes[index].remove(slot, row: saved.rowView(at: slot)) } }
+            for (position, value) in changed { saved.setValue(value, at: slot, position) }
+            if reindex { for index in indexes.indices { indexes[index].insert(slot, row: saved.rowView(at: slot)) } }
+        }
+        saved.setVersion(sequence, at: slot)
+        clock += 1
+        saved.setLastUse(clock, at: slot)
+        changes.update(key, keys: Set(changed.map { schema.attributes[$0.0].name }))
     }
 
     /// Merges a saved copy's row.
@@ -495,7 +523,7 @@ final class EntityTable {
     /// The attributes whose values differ between the saved copy in `slot` and `row`.
     private func changedKeys(_ slot: Int, _ row: [DatabaseValue]) -> Set<String> {
         var keys: Set<String> = []
-        for position in row.indices where saved.value(at: slot, position) != row[position] {
+        for position in row.indices where !saved.cellEquals(row[position], at: slot, position) {
             keys.insert(schema.attributes[position].name)
         }
         return keys

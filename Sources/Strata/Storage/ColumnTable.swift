@@ -146,6 +146,38 @@ final class ColumnTable {
         return slot
     }
 
+    /// Replaces one cell of the row in `slot` (not its key): how a bulk update patches a held
+    /// row without rewriting the others.
+    func setValue(_ value: DatabaseValue, at slot: Int, _ attribute: Int) {
+        precondition(attribute != schema.primaryKeyIndex, "a row's key is not patched in place")
+        let (tag, payload, length) = Column.cell(value, arena: &arena)
+        garbageByteCount += columns[attribute].replace(at: slot, tag: tag, payload: payload, length: length)
+        compactIfNeeded()
+    }
+
+    /// Whether the cell of `attribute` in `slot` holds `value` (``DatabaseValue`` equality),
+    /// compared in place: text and blobs against the arena's bytes, no value built.
+    func cellEquals(_ value: DatabaseValue, at slot: Int, _ attribute: Int) -> Bool {
+        let column = columns[attribute]
+        let tag = column.tags[slot], payload = column.payloads[slot]
+        switch value {
+        case .null: return tag == CellTag.null
+        case .integer(let integer): return tag == CellTag.integer && Int64(bitPattern: payload) == integer
+        case .real(let real): return tag == CellTag.real && Double(bitPattern: payload) == real
+        case .text(var text):
+            guard tag == CellTag.text, Int(column.lengths[slot]) == text.utf8.count else { return false }
+            return text.withUTF8 { bytesEqual(UnsafeRawBufferPointer($0), at: payload) }
+        case .blob(let data):
+            guard tag == CellTag.blob, Int(column.lengths[slot]) == data.count else { return false }
+            return data.withUnsafeBytes { bytesEqual($0, at: payload) }
+        }
+    }
+
+    private func bytesEqual(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) -> Bool {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return true }
+        return arena.withUnsafeBytes { memcmp($0.baseAddress! + Int(offset), base, bytes.count) == 0 }
+    }
+
     /// Removes the row in `slot`, which must hold one, and frees the slot.
     func remove(at slot: Int) {
         precondition(isLive(at: slot), "slot \(slot) of \(schema.name) holds no row")
