@@ -22,7 +22,7 @@ public struct CLIFailure: Error, CustomStringConvertible {
         case .unknownEntity, .unknownAttribute, .invalidValue:
             exitCode = ExitStatus.usage
         case .cannotOpen, .notADatabase, .corrupt, .newerSchema, .invalidSnapshot, .missingColumn, .typeMismatch,
-             .unexpectedNull:
+             .unexpectedNull, .incompatibleSchema:
             exitCode = ExitStatus.badInput
         default:
             exitCode = ExitStatus.failure

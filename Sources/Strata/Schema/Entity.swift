@@ -37,9 +37,21 @@ public protocol Entity: Codable, Sendable, Identifiable where ID: EntityIdentifi
     static var indexes: [EntityIndex] { get }
     /// String attributes indexed for full-text search (an FTS5 table kept in sync by triggers).
     static var fullTextAttributes: [String] { get }
-    /// Values for non-optional attributes added by a lightweight migration to existing rows.
-    /// Attributes not listed get their type's zero value (0, false, "", empty data).
+    /// Values for non-optional attributes added to a table that already has rows: the value
+    /// every existing row gets. A non-optional attribute added without one to a table with rows
+    /// is refused at open (``StrataError/Code/incompatibleSchema``) rather than given a value
+    /// nobody chose; a new table's columns default to their type's zero value (0, false, "",
+    /// empty data).
     static var attributeDefaults: [String: DatabaseValue] { get }
+    /// Former names of renamed attributes, new coding key → name in the store:
+    /// `["headline": "title"]`. At open, a stored attribute under its former name becomes the
+    /// new one and keeps every value (its column is renamed), like SwiftData's `originalName`.
+    /// Keep an entry while stores written before the rename may still be opened.
+    static var formerAttributeNames: [String: String] { get }
+    /// Attributes removed from the entity whose stored values may be discarded. A removed
+    /// attribute that still holds values and is not listed makes the open fail with
+    /// ``StrataError/Code/incompatibleSchema``, so that no value disappears unasked.
+    static var discardedAttributes: Set<String> { get }
     /// Whether the main context holds every object of this entity in memory at all times
     /// (for small, always-needed sets such as feeds or tags).
     static var isResident: Bool { get }
@@ -64,6 +76,8 @@ extension Entity {
     public static var indexes: [EntityIndex] { [] }
     public static var fullTextAttributes: [String] { [] }
     public static var attributeDefaults: [String: DatabaseValue] { [:] }
+    public static var formerAttributeNames: [String: String] { [:] }
+    public static var discardedAttributes: Set<String> { [] }
     public static var isResident: Bool { false }
     public static var archiveVersion: Int { 1 }
 }

@@ -111,6 +111,16 @@ public struct EntitySchema: Sendable, Hashable, Codable {
     /// ``Entity/archiveVersion``: part of the entity's snapshot fingerprint.
     public var archiveVersion: Int
 
+    /// How the declaration says to evolve a stored schema (``Entity/formerAttributeNames``,
+    /// ``Entity/discardedAttributes``, the attributes with an ``Entity/attributeDefaults``
+    /// entry). Declaration only: not recorded in the store, not part of any fingerprint.
+    struct Evolution: Sendable, Hashable {
+        var formerNames: [String: String] = [:]
+        var discarded: Set<String> = []
+        var explicitDefaults: Set<String> = []
+    }
+    var evolution = Evolution()
+
     /// Attribute name → position in ``attributes`` (and in every row Strata builds).
     private var positions: [String: Int] = [:]
 

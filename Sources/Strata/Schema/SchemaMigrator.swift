@@ -30,8 +30,15 @@ struct SchemaMigrator {
                 try refuseNewerSchema(database, connection)
                 var applied: [String] = []
                 try runNamedMigrations(database, connection, isNew: isNew, applied: &applied)
+                // Every existing table is diffed before any is changed: a refusal throws, and the
+                // transaction leaves the file as it was.
+                var plans: [String: EntityPlan] = [:]
+                for schema in schemas where try database.tableExists(schema.table) {
+                    plans[schema.name] = try plan(schema, stored: try storedSchema(schema.name, connection), database,
+                                                  connection, migrated: !applied.isEmpty)
+                }
                 for schema in schemas {
-                    try migrateEntity(schema, database, connection, applied: &applied)
+                    try migrateEntity(schema, plan: plans[schema.name], database, connection, applied: &applied)
                 }
                 let storeID = try recordMeta(connection)
                 return Outcome(storeID: storeID, isNew: isNew, applied: applied)
@@ -107,7 +114,7 @@ struct SchemaMigrator {
                                [.text(name), .text(kind), .real(Date().timeIntervalSince1970)])
     }
 
-    private func migrateEntity(_ schema: EntitySchema, _ database: Database, _ connection: Connection,
+    private func migrateEntity(_ schema: EntitySchema, plan: EntityPlan?, _ database: Database, _ connection: Connection,
                                applied: inout [String]) throws {
         func automatic(_ name: String, _ sql: String) throws {
             try connection.execute(sql)
@@ -115,21 +122,17 @@ struct SchemaMigrator {
             applied.append(name)
             logger.debug("automatic migration", metadata: ["step": "\(name)"])
         }
-        if try !database.tableExists(schema.table) {
-            try automatic("create table \(schema.table)", Self.createTableSQL(schema))
+        if let plan {
+            try execute(plan, schema, connection, automatic: automatic)
         } else {
-            let existing = Set(try database.columns(in: schema.table).map { $0.name.lowercased() })
-            guard existing.contains(schema.primaryKey.column.lowercased()) else {
-                throw StrataError(.missingColumn, "table \(schema.table) has no primary key column \(schema.primaryKey.column)",
-                                  path: connection.path, entity: schema.name, attribute: schema.primaryKey.column)
-            }
-            for attribute in schema.attributes where !existing.contains(attribute.column.lowercased()) {
-                try automatic("add column \(schema.table).\(attribute.column)",
-                              "ALTER TABLE \(schema.table.quotedIdentifier) ADD COLUMN \(Self.columnDefinition(attribute))")
-            }
+            try automatic("create table \(schema.table)", Self.createTableSQL(schema))
         }
         try migrateIndexes(schema, stored: try storedSchema(schema.name, connection), database, automatic: automatic)
-        try migrateFullText(schema, database, connection, automatic: automatic)
+        // Renamed or rebuilt columns: the full-text table reads its content by column name, and
+        // a rebuild took its triggers with the old table.
+        try migrateFullText(schema, database, connection, rebuild: plan.map { $0.rebuild || !$0.renames.isEmpty } ?? false,
+                            automatic: automatic)
+        if let plan { try dropColumns(plan, schema, automatic: automatic) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys   // deterministic: an unchanged schema writes nothing
         let json = String(decoding: try encoder.encode(schema), as: UTF8.self)
@@ -173,11 +176,11 @@ struct SchemaMigrator {
         }
     }
 
-    private func migrateFullText(_ schema: EntitySchema, _ database: Database, _ connection: Connection,
+    private func migrateFullText(_ schema: EntitySchema, _ database: Database, _ connection: Connection, rebuild: Bool,
                                  automatic: (String, String) throws -> Void) throws {
         let stored = try storedSchema(schema.name, connection)
         let exists = try database.tableExists(schema.fullTextTable)
-        if exists, stored?.fullTextAttributes == schema.fullTextAttributes { return }
+        if exists, !rebuild, stored?.fullTextAttributes == schema.fullTextAttributes { return }
         if exists {
             try automatic("drop full-text index \(schema.fullTextTable)", Self.dropFullTextSQL(schema))
         }

@@ -38,7 +38,10 @@ enum SchemaReflector {
                                   indexes: E.indexes, fullTextAttributes: E.fullTextAttributes, isResident: E.isResident,
                                   archiveVersion: E.archiveVersion)
         try validate(schema, columnNames: E.columnNames, defaults: E.attributeDefaults)
-        return schema
+        var declared = schema
+        declared.evolution = EntitySchema.Evolution(formerNames: E.formerAttributeNames, discarded: E.discardedAttributes,
+                                                    explicitDefaults: Set(E.attributeDefaults.keys))
+        return declared
     }
 
     private static func validate(_ schema: EntitySchema, columnNames: [String: String], defaults: [String: DatabaseValue]) throws {

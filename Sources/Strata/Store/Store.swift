@@ -82,13 +82,25 @@ public final class Store: Sendable {
             (continuation: CheckedContinuation<(QueueConfined<Writer>, SchemaMigrator.Outcome), Error>) in
             queue.async {
                 continuation.resume(with: Result {
-                    let connection = try Connection(path: path, options: configuration.connectionOptions,
-                                                    inspect: SchemaMigrator.refuseForeignDatabase)
-                    connection.setTrace(configuration.statementObserver)
-                    for function in configuration.functions { try connection.register(function) }
-                    let migrator = SchemaMigrator(schemas: registry.schemas, migrations: migrations,
-                                                  schemaVersion: configuration.schemaVersion, logger: configuration.logger)
-                    let outcome = try migrator.migrate(connection)
+                    func openAndMigrate() throws -> (Connection, SchemaMigrator.Outcome) {
+                        let connection = try Connection(path: path, options: configuration.connectionOptions,
+                                                        inspect: SchemaMigrator.refuseForeignDatabase)
+                        connection.setTrace(configuration.statementObserver)
+                        for function in configuration.functions { try connection.register(function) }
+                        let migrator = SchemaMigrator(schemas: registry.schemas, migrations: migrations,
+                                                      schemaVersion: configuration.schemaVersion, logger: configuration.logger)
+                        return (connection, try migrator.migrate(connection))
+                    }
+                    let connection: Connection, outcome: SchemaMigrator.Outcome
+                    do {
+                        (connection, outcome) = try openAndMigrate()
+                    } catch let refusal as StrataError
+                        where refusal.code == .incompatibleSchema && configuration.erasesDatabaseOnIncompatibleSchema {
+                        configuration.logger.error("erasing the store: its schema is incompatible with the entities (StoreConfiguration.erasesDatabaseOnIncompatibleSchema)",
+                                                   metadata: ["path": "\(path)", "refusal": "\(refusal)"])
+                        try Self.eraseFiles(at: path)
+                        (connection, outcome) = try openAndMigrate()
+                    }
                     return (QueueConfined(Writer(connection: connection, registry: registry), queue: queue), outcome)
                 })
             }
@@ -102,6 +114,18 @@ public final class Store: Sendable {
         let generation = try await store.onQueue { writer in try ChangeLog.generation(writer.connection) }
         store.pipeline.withLock { $0.committedGeneration = max($0.committedGeneration, generation) }
         return store
+    }
+
+    /// Deletes a database file and its WAL and shared-memory files (those that exist).
+    private static func eraseFiles(at path: String) throws {
+        for file in [path, path + "-wal", path + "-shm", path + "-journal"] where FileManager.default.fileExists(atPath: file) {
+            do {
+                try FileManager.default.removeItem(atPath: file)
+            } catch {
+                throw StrataError(.cannotOpen, "cannot erase \(file) after an incompatible schema: \(error.localizedDescription)",
+                                  path: path)
+            }
+        }
     }
 
     /// The schemas of the registered entities.

@@ -33,6 +33,13 @@ public struct StoreConfiguration: Sendable {
     public var busyTimeout: TimeInterval = 5
     /// The schema version this app writes. A database recorded with a higher version refuses to open.
     public var schemaVersion: Int = 1
+    /// For development only: when the declared entities are incompatible with the file
+    /// (``StrataError/Code/incompatibleSchema``), delete the database (and its `-wal` and `-shm`
+    /// files) and create an empty store instead of refusing to open. Every stored object is lost;
+    /// the erasure is logged at error level with the refusal that caused it. Off by default, like
+    /// GRDB's `eraseDatabaseOnSchemaChange`; never turn it on in a release build — and never while
+    /// another process has the file open.
+    public var erasesDatabaseOnIncompatibleSchema = false
     /// The quality of service of the store's serial queue (low priority by design).
     public var qualityOfService: DispatchQoS = .utility
     /// The first delay before retrying after a transient failure; it doubles up to ``maximumRetryDelay``.

@@ -116,6 +116,7 @@ extension StrataError.Code.Base {
         case .closed: 21
         case .misuse: 22
         case .interrupted: 23
+        case .incompatibleSchema: 24
         }
     }
 
@@ -145,6 +146,7 @@ extension StrataError.Code.Base {
         case .closed: "The store was closed."
         case .misuse: "The API was used in a way it does not allow."
         case .interrupted: "The operation was interrupted."
+        case .incompatibleSchema: "The entities changed in a way that would lose or hide stored values; the file was left as it was."
         }
     }
 
@@ -165,6 +167,7 @@ extension StrataError.Code.Base {
         case .invalidSnapshot: "Delete the snapshot; the store opens from SQLite and a new snapshot can be written."
         case .closed: "Open the store again."
         case .missingColumn: "Map the attribute to its column with Entity.columnNames, or add a migration that creates the column."
+        case .incompatibleSchema: "Declare the attribute's former name, a default or that its values may go, or add a named migration that converts them."
         case .sqlite, .constraint, .unsupportedAttribute, .typeMismatch, .unexpectedNull, .invalidValue,
              .misuse, .interrupted: nil
         }

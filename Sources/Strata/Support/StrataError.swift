@@ -20,7 +20,7 @@ public struct StrataError: Error, Sendable, CustomStringConvertible {
             case sqlite, busy, diskFull, ioError, constraint, notADatabase, cannotOpen, corrupt
             case newerSchema, migrationFailed, unsupportedAttribute, typeMismatch, unexpectedNull
             case missingColumn, unknownEntity, unknownAttribute, invalidValue, objectNotFound
-            case conflict, invalidSnapshot, closed, misuse, interrupted
+            case conflict, invalidSnapshot, closed, misuse, interrupted, incompatibleSchema
         }
         let base: Base
         private init(_ base: Base) { self.base = base }
@@ -71,6 +71,12 @@ public struct StrataError: Error, Sendable, CustomStringConvertible {
         public static let misuse = Code(.misuse)
         /// The operation was interrupted (cancelled).
         public static let interrupted = Code(.interrupted)
+        /// The declared entities differ from the stored schema in a way that would lose or hide
+        /// stored values (a type change, a removed attribute holding values, a new required
+        /// attribute without a default, a changed primary key). The store was not opened and
+        /// the file not changed; the message names the entity, the attribute, both forms and
+        /// the way out.
+        public static let incompatibleSchema = Code(.incompatibleSchema)
 
         /// The code's name, as written after `.` in Swift (`"constraint"`, `"diskFull"`).
         public var description: String { base.rawValue }

@@ -23,6 +23,8 @@ import Testing
 
         static let indexes = [EntityIndex(["feedID", "isRead"])]
         static let fullTextAttributes = ["title"]
+        // What rows written before `isRead` existed hold (TestingWithStrata's migration example).
+        static let attributeDefaults: [String: DatabaseValue] = ["isRead": .integer(0)]
     }
 
     @MainActor

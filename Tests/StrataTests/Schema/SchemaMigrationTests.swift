@@ -15,8 +15,9 @@ private struct MigrationNoteV1: Entity, Equatable {
     static let tableName = "migration_notes"
 }
 
-/// Version 2 of the same entity: new non-optional attributes (with and without a declared
-/// default), a new optional one, a new index and a full-text index.
+/// Version 2 of the same entity: new non-optional attributes, each with a declared default
+/// (rows exist, so one without a default would be refused), a new optional one, a new index and
+/// a full-text index.
 private struct MigrationNoteV2: Entity, Equatable {
     var id: Int64
     var title: String
@@ -31,7 +32,8 @@ private struct MigrationNoteV2: Entity, Equatable {
     static let tableName = "migration_notes"
     static let indexes = [EntityIndex(["priority"])]
     static let fullTextAttributes = ["title"]
-    static let attributeDefaults: [String: DatabaseValue] = ["priority": .integer(3), "category": .text("it's new")]
+    static let attributeDefaults: [String: DatabaseValue] = ["priority": .integer(3), "category": .text("it's new"),
+                                                             "archived": .integer(0), "createdAt": .real(0)]
 }
 
 /// An entity that only version 2 of the app has.

@@ -254,7 +254,7 @@ private func storeWithRecord(_ directory: TemporaryDirectory) async throws -> St
         #expect(try await store.count(Query<BadInputRecord>()) == 2)
     }
 
-    @Test func nullInANonOptionalAttributeFailsTheFetchWithUnexpectedNull() async throws {
+    @Test func nullInANonOptionalAttributeIsRefusedAtOpenAndFailsAFetchWithUnexpectedNull() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("loose.sqlite")
         do {
@@ -265,9 +265,30 @@ private func storeWithRecord(_ directory: TemporaryDirectory) async throws -> St
                 try db.execute("INSERT INTO bad_input_loose VALUES ('fine', 'a', 1, NULL), ('nameless', NULL, 2, NULL), "
                                + "('countless', 'c', NULL, 'n')")
             }
+            try await store.close()
+        }
+        // Rows with no value for a non-optional attribute: the open says so, before anything changes.
+        let before = FileState(path)
+        let refused = await #expect(throws: StrataError.self) { _ = try await openStore(path, entities: [BadInputLoose.self]) }
+        expectContext(refused, .incompatibleSchema, entity: "BadInputLoose", attribute: "name", objectID: nil)
+        #expect(refused?.message.contains("1 rows hold NULL") == true, "\(String(describing: refused))")
+        #expect(FileState(path) == before)
+
+        // Filled, the table is accepted as it is; NULLs written afterwards by raw SQL fail the fetch.
+        do {
+            let store = try await openStore(path, entities: [])
+            try await store.write { db in
+                try db.execute("UPDATE bad_input_loose SET name = 'b' WHERE name IS NULL")
+                try db.execute("UPDATE bad_input_loose SET count = 3 WHERE count IS NULL")
+            }
+            try await store.close()
         }
         let store = try await openStore(path, entities: [BadInputLoose.self])
         #expect(store.appliedMigrations.isEmpty)  // the existing table was accepted as it is
+        try await store.write { db in
+            try db.execute("UPDATE bad_input_loose SET name = NULL WHERE id = 'nameless'")
+            try db.execute("UPDATE bad_input_loose SET count = NULL WHERE id = 'countless'")
+        }
 
         #expect(try await store.fetch(BadInputLoose.self, id: "fine") == BadInputLoose(id: "fine", name: "a", count: 1, note: nil))
         let nameless = await #expect(throws: StrataError.self) { _ = try await store.fetch(BadInputLoose.self, id: "nameless") }
