@@ -24,6 +24,10 @@ extension StoreSummary {
                 ("freePages", .int(files.freePages)),
             ])),
             ("entities", .array(entities.map(\.json))),
+            ("migrations", .array(migrations.map { migration in
+                .object([("name", .string(migration.name)), ("kind", .string(migration.kind == .named ? "migration" : "automatic")),
+                         ("appliedAt", .string(ValueFormatter.iso8601(migration.appliedAt.timeIntervalSinceReferenceDate.rounded(.down))))])
+            })),
         ])
     }
 }

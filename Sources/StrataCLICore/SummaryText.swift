@@ -51,6 +51,15 @@ enum SummaryText {
             }
         }
         lines += indexes.rows.isEmpty ? ["  (none)"] : indexes.lines(indent: "  ")
+
+        lines.append("")
+        lines.append("schema history")
+        var history = TextTable(["APPLIED", "KIND", "STEP"])
+        for migration in summary.migrations {
+            history.add([ValueFormatter.iso8601(migration.appliedAt.timeIntervalSinceReferenceDate.rounded(.down)),
+                         migration.kind == .named ? "migration" : "automatic", migration.name])
+        }
+        lines += history.rows.isEmpty ? ["  (none)"] : history.lines(indent: "  ")
         return lines
     }
 

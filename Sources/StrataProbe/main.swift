@@ -10,8 +10,9 @@ case "two-process-writer": status = await runTwoProcessWriter(arguments: Array(a
 case "import-loop": status = await runImportLoop(arguments: Array(arguments.dropFirst()))
 case "snapshot-crash": status = await runSnapshotCrash(arguments: Array(arguments.dropFirst()))
 case "reentrancy": status = await runReentrancy(arguments: Array(arguments.dropFirst()))
+case "migration-kill": status = await runMigrationKill(arguments: Array(arguments.dropFirst()))
 default:
-    FileHandle.standardError.write(Data("usage: StrataProbe two-process-writer|import-loop|snapshot-crash|reentrancy …\n".utf8))
+    FileHandle.standardError.write(Data("usage: StrataProbe two-process-writer|import-loop|snapshot-crash|reentrancy|migration-kill …\n".utf8))
     status = 2
 }
 exit(status)

@@ -119,7 +119,7 @@ import Testing
         let check = await runCLI(["check", fixture.store, "--snapshot", other.snapshot])
         #expect(check.code == 1)
         #expect(check.output.contains("  snapshot       FAILED\n    - not valid: the snapshot belongs to another store\n"))
-        #expect(check.output.hasSuffix("1 of 5 checks failed\n"))
+        #expect(check.output.hasSuffix("1 of 6 checks failed\n"))
 
         let newest: Int64
         do {

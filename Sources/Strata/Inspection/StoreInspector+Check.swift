@@ -2,8 +2,9 @@ import Foundation
 
 extension StoreInspector {
     /// Checks the store — SQLite's `integrity_check` and `foreign_key_check`, the change log's
-    /// continuity, the entity tables against their recorded schemas — and, when `snapshot` is
-    /// given, whether that snapshot is valid for the store.
+    /// continuity, the entity tables against their recorded schemas, every stored value against
+    /// its attribute's type — and, when `snapshot` is given, whether that snapshot is valid for
+    /// the store.
     ///
     /// The change log is continuous when every generation after the floor is present (they are
     /// the log's row IDs, so they increase strictly by construction), nothing at or below the
@@ -26,6 +27,7 @@ extension StoreInspector {
             },
             try checking(CheckReport.Item.changeLog, changeLogContinuity),
             try checking(CheckReport.Item.entityTables, entityTables),
+            try checking(CheckReport.Item.storedValues, storedValues),
         ]
         if let snapshot {
             try Self.requireSnapshotFile(snapshot)
@@ -100,6 +102,40 @@ extension StoreInspector {
         return CheckReport.Item(name: CheckReport.Item.changeLog, detail: detail, problems: problems)
     }
 
+    /// Every stored value against its recorded attribute: a storage class the attribute's type
+    /// reads (the rule ``AttributeType/admits(_:)`` states and migrations check), and no NULL in a
+    /// non-optional attribute. Problems are counts per attribute; a value that fails here is one a
+    /// fetch of its object would fail on.
+    func storedValues() throws -> CheckReport.Item {
+        let database = Database(connection: connection)
+        var problems: [String] = []
+        var checked: Int64 = 0
+        for schema in entities where try database.tableExists(schema.table) {
+            let present = Set(try database.columns(in: schema.table).map { $0.name.lowercased() })
+            let table = schema.table.quotedIdentifier
+            let rows = try count("SELECT count(*) FROM \(table)")
+            for attribute in schema.attributes where present.contains(attribute.column.lowercased()) {
+                checked += rows
+                let column = attribute.column.quotedIdentifier
+                let misfits = try count("SELECT count(*) FROM \(table) WHERE "
+                                        + SchemaMigrator.misfitCondition(column, attribute.type))
+                if misfits > 0 {
+                    problems.append("\(schema.name).\(attribute.name): \(misfits) of \(rows) values cannot be read as "
+                                    + "\(attribute.type.rawValue)")
+                }
+                if !attribute.isOptional {
+                    let nulls = try count("SELECT count(*) FROM \(table) WHERE \(column) IS NULL")
+                    if nulls > 0 {
+                        problems.append("\(schema.name).\(attribute.name): \(nulls) of \(rows) values are NULL, "
+                                        + "but the attribute is not optional")
+                    }
+                }
+            }
+        }
+        return CheckReport.Item(name: CheckReport.Item.storedValues,
+                                detail: "\(checked) values fit their attributes' types", problems: problems)
+    }
+
     func entityTables() throws -> CheckReport.Item {
         let database = Database(connection: connection)
         var problems: [String] = []
@@ -108,9 +144,18 @@ extension StoreInspector {
                 problems.append("\(schema.name): table \(schema.table) is missing")
                 continue
             }
-            let columns = Set(try database.columns(in: schema.table).map { $0.name.lowercased() })
-            for attribute in schema.attributes where !columns.contains(attribute.column.lowercased()) {
+            let columns = try database.columns(in: schema.table).map(\.name)
+            let lowercased = Set(columns.map { $0.lowercased() })
+            for attribute in schema.attributes where !lowercased.contains(attribute.column.lowercased()) {
                 problems.append("\(schema.name): table \(schema.table) has no column \(attribute.column) (attribute \(attribute.name))")
+            }
+            // A column no recorded attribute reads, holding values: data out of the app's reach.
+            let recorded = Set(schema.attributes.map { $0.column.lowercased() })
+            for column in columns where !recorded.contains(column.lowercased()) {
+                let holding = try count("SELECT count(*) FROM \(schema.table.quotedIdentifier) WHERE \(column.quotedIdentifier) IS NOT NULL")
+                if holding > 0 {
+                    problems.append("\(schema.name): column \(column) holds \(holding) values that no recorded attribute reads")
+                }
             }
             let indexes = Set(try database.indexes(on: schema.table))
             for index in schema.indexes where !indexes.contains(schema.indexName(index)) {

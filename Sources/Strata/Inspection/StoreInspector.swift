@@ -159,6 +159,17 @@ public final class StoreInspector {
                               entries: row.last.flatMap(Int.fromDatabaseValue) ?? 0)
     }
 
+    /// The schema's history: every named migration and automatic step the store recorded,
+    /// oldest first.
+    public func migrations() throws -> [AppliedMigration] {
+        try connection.rows("SELECT name, kind, applied_at FROM \(SchemaMigrator.migrationsTable) ORDER BY applied_at, rowid",
+                            cached: false).compactMap { row in
+            guard let name = String.fromDatabaseValue(row[0]), let kind = String.fromDatabaseValue(row[1]) else { return nil }
+            return AppliedMigration(name: name, kind: AppliedMigration.Kind(rawValue: kind) ?? .automatic,
+                                    appliedAt: Date(timeIntervalSince1970: Double.fromDatabaseValue(row[2]) ?? 0))
+        }
+    }
+
     /// The sizes of the database file and its WAL, and the page counts.
     public func fileSizes() throws -> StoreFileSizes {
         let pages = try connection.pageCounts()
@@ -179,6 +190,7 @@ public final class StoreInspector {
                           fullTextTable: try database.tableExists(schema.fullTextTable) ? schema.fullTextTable : nil)
         }
         return StoreSummary(path: path, storeID: storeID, schemaVersion: schemaVersion, format: format, createdAt: createdAt,
-                            entities: entitySummaries, changeLog: try changeLog(), files: try fileSizes())
+                            entities: entitySummaries, changeLog: try changeLog(), files: try fileSizes(),
+                            migrations: try migrations())
     }
 }

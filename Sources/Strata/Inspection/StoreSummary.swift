@@ -19,4 +19,6 @@ public struct StoreSummary: Sendable, Hashable {
     public let changeLog: ChangeLogRange
     /// The sizes of the database file and its write-ahead log.
     public let files: StoreFileSizes
+    /// The schema's history: every named migration and automatic step recorded, oldest first.
+    public let migrations: [AppliedMigration]
 }

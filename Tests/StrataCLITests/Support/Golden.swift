@@ -3,7 +3,7 @@ import StrataTestSupport
 import Testing
 
 /// Golden-output comparison: the output, with what varies between runs replaced by placeholders
-/// (the temporary directory, UUIDs, creation times, byte sizes and compression ratios), must equal
+/// (the temporary directory, UUIDs, creation and migration times, byte sizes and compression ratios), must equal
 /// the file in `Golden/`. Run with `STRATA_UPDATE_GOLDEN=1` to rewrite the files after a
 /// deliberate change, and review the diff.
 enum Golden {
@@ -18,6 +18,8 @@ enum Golden {
                 ("[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}", "<UUID>"),
                 ("^(created +)\\S+$", "$1<TIME>"),
                 ("(\"createdAt\": )\"[^\"]*\"", "$1\"<TIME>\""),
+                ("(\"appliedAt\": )\"[^\"]*\"", "$1\"<TIME>\""),
+                ("^(  )[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z?(?= )", "$1<TIME>"),
                 ("-?[0-9]+(\\.[0-9]+)? (B|KiB|MiB|GiB)\\b", "<SIZE>"),
                 ("[0-9]+\\.[0-9]×", "<RATIO>"),
                 ("(\"(databaseBytes|walBytes|pages|freePages|fileBytes|compressedBytes|compressionRatio)\": )[0-9.]+", "$1<N>"),

@@ -190,7 +190,7 @@ private func fingerprint(_ path: String) throws -> (Data, Date?) {
         let store = try await seed(db)
         let healthy = try StoreInspector(path: db).check()
         #expect(healthy.passed, "\(healthy)")
-        #expect(healthy.items.map(\.name) == ["integrity", "foreign keys", "change log", "entity tables"])
+        #expect(healthy.items.map(\.name) == ["integrity", "foreign keys", "change log", "entity tables", "stored values"])
 
         func problems(_ name: String) throws -> [String] {
             try StoreInspector(path: db).check().items.first { $0.name == name }?.problems ?? []
@@ -225,6 +225,37 @@ private func fingerprint(_ path: String) throws -> (Data, Date?) {
             "InspectedFeed: change-log trigger strata_log_InspectedFeed_update is missing (changes go unlogged)",
         ])
         #expect(try problems("change log").isEmpty)
+    }
+
+    @Test func checkCountsStoredValuesOutsideTheirAttributesAndColumnsNobodyReads() async throws {
+        let scratch = try TemporaryDirectory()
+        let db = scratch.path("values.sqlite")
+        let store = try await seed(db)
+        let healthy = try StoreInspector(path: db).check().items.first { $0.name == "stored values" }
+        #expect(healthy?.problems == [])
+        #expect(healthy?.detail == "\(30 * 6 + 3 * 2) values fit their attributes' types")
+
+        // Values a fetch would fail on, written from outside: a word in an integer, a blob in a
+        // string, NULL in a non-optional attribute; and a column no attribute reads.
+        try await store.write { db in
+            try db.execute("UPDATE inspected_articles SET feedID = 'seven' WHERE uniqueID IN ('a-1', 'a-2')")
+            try db.execute("UPDATE inspected_articles SET title = x'00ff' WHERE uniqueID = 'a-3'")
+            try db.execute("ALTER TABLE inspected_articles ADD COLUMN leftover TEXT")
+            try db.execute("UPDATE inspected_articles SET leftover = 'out of reach' WHERE uniqueID = 'a-4'")
+            try db.execute("CREATE TABLE scratch_copy AS SELECT * FROM InspectedFeed")
+            try db.execute("DROP TABLE InspectedFeed")
+            try db.execute("CREATE TABLE InspectedFeed (id INTEGER PRIMARY KEY, name TEXT)")
+            try db.execute("INSERT INTO InspectedFeed SELECT id, CASE id WHEN 1 THEN NULL ELSE name END FROM scratch_copy")
+        }
+        let report = try StoreInspector(path: db).check()
+        #expect(report.items.first { $0.name == "stored values" }?.problems == [
+            "InspectedArticle.feedID: 2 of 30 values cannot be read as integer",
+            "InspectedArticle.title: 1 of 30 values cannot be read as text",
+            "InspectedFeed.name: 1 of 3 values are NULL, but the attribute is not optional",
+        ])
+        #expect(report.items.first { $0.name == "entity tables" }?.problems
+                    .contains("InspectedArticle: column leftover holds 1 values that no recorded attribute reads") == true)
+        #expect(!report.passed)
     }
 
     /// The inspector judges a snapshot exactly as a warm start does.
