@@ -2,33 +2,44 @@ import Foundation
 import StrataTestSupport
 import Testing
 
-/// The README's quick start compiles as it stands: its code block is type-checked against the
-/// Strata module these tests were built with, warnings treated as errors.
+/// The README's code compiles as it stands: the quick start's and "Evolving your entities"'
+/// blocks are type-checked against the Strata module these tests were built with, warnings
+/// treated as errors.
 @Suite struct ReadmeTests {
     private static let root = repositoryRoot()
 
-    /// The first ```swift block after the "## Quick start" heading.
-    static func quickStart() throws -> String {
+    /// The first ```swift block after the heading `heading`.
+    static func block(after heading: String) throws -> String {
         let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        guard let section = readme.range(of: "## Quick start"),
+        guard let section = readme.range(of: heading),
               let open = readme.range(of: "```swift\n", range: section.upperBound..<readme.endIndex),
               let close = readme.range(of: "```", range: open.upperBound..<readme.endIndex) else {
-            throw StrataTestError("README.md has no ```swift block under \"## Quick start\"")
+            throw StrataTestError("README.md has no ```swift block under \"\(heading)\"")
         }
         return String(readme[open.upperBound..<close.lowerBound])
     }
 
     @Test func theQuickStartCompilesAsWritten() async throws {
-        let code = try Self.quickStart()
+        let code = try Self.block(after: "## Quick start")
         #expect(code.contains("import Strata"))
         #expect(code.contains("Store.openWarm"), "the quick start shows the warm start, Strata's reason to exist")
+        try await Self.typecheck(code)
+    }
+
+    @Test func theEvolutionExampleCompilesAsWritten() async throws {
+        let code = try Self.block(after: "## Evolving your entities")
+        #expect(code.contains("formerAttributeNames"))
+        try await Self.typecheck(code)
+    }
+
+    private static func typecheck(_ code: String) async throws {
         // The built modules sit beside the test bundle, wherever the build folder is.
         let modules = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("Modules")
         guard FileManager.default.fileExists(atPath: modules.appendingPathComponent("Strata.swiftmodule").path) else {
             throw StrataTestError("no Strata.swiftmodule in \(modules.path); run the tests through `swift test`")
         }
         let directory = try TemporaryDirectory()
-        let source = directory.path("QuickStart.swift")
+        let source = directory.path("main.swift")
         try code.write(toFile: source, atomically: true, encoding: .utf8)
         let sources = Self.root.appendingPathComponent("Sources")
         let run = try ProbeRun([
@@ -38,7 +49,7 @@ import Testing
         ], executable: try ExternalTools.find("swiftc"), errorsInOutput: true)
         let status = await run.exited(seconds: 240)
         let diagnostics = run.allLines.joined(separator: "\n")
-        #expect(status.flatMap(ProbeRun.exitCode) == 0, "swiftc rejected the README's quick start:\n\(diagnostics)")
+        #expect(status.flatMap(ProbeRun.exitCode) == 0, "swiftc rejected the README's code:\n\(code)\n\(diagnostics)")
         #expect(!diagnostics.contains("warning:"), "\(diagnostics)")
     }
 }
