@@ -5,7 +5,7 @@ import Strata
 struct InspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect",
-        abstract: "Show a store's entities, row counts, schema version, generation, sizes, indexes and change log.",
+        abstract: "Show a store's entities, row counts, schema version and history, generation, sizes, indexes and change log.",
         discussion: """
             The store is opened read-only: inspecting never changes it. This works in a directory you cannot write too (as do query, check and snapshot info): there, a store without its -shm file is read as its database file alone, and a warning says when a -wal beside it could not be read.
 

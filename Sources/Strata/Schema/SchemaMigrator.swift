@@ -40,6 +40,13 @@ struct SchemaMigrator {
                 for schema in schemas {
                     try migrateEntity(schema, plan: plans[schema.name], database, connection, applied: &applied)
                 }
+                let declared = Set(schemas.map(\.name))
+                for row in try connection.rows("SELECT name, table_name FROM \(Self.entitiesTable) ORDER BY name")
+                where !declared.contains(String.fromDatabaseValue(row[0]) ?? "") {
+                    // Its rows stay: a later version may declare it again, or a migration move them.
+                    logger.debug("entity no longer declared; its table is kept",
+                                 metadata: ["entity": "\(row[0])", "table": "\(row[1])"])
+                }
                 let storeID = try recordMeta(connection)
                 return Outcome(storeID: storeID, isNew: isNew, applied: applied)
             }

@@ -119,6 +119,23 @@ private struct ItemOptionalName: Entity, Equatable {
     static let indexes = [EntityIndex(["name"])]
 }
 
+/// The note without its full-text index.
+private struct NoteWithoutSearch: Entity, Equatable {
+    var id: Int64
+    var title: String
+    var done: Bool
+    static let entityName = "EvoNote"
+    static let tableName = "evo_notes"
+}
+
+/// An entity a later version stops declaring.
+private struct Retired: Entity, Equatable {
+    var id: String
+    var value: Int
+    static let entityName = "EvoRetired"
+    static let tableName = "evo_retired"
+}
+
 // MARK: Helpers
 
 private func write<E: Entity>(_ objects: [E], to path: String) async throws {
@@ -291,6 +308,32 @@ private let notes = [NoteV1(id: 1, title: "swift concurrency", done: true), Note
         #expect(try await store.changes(since: token).changes.map(\.key) == [.text("i1")])
         let indexes = try await store.read { db in try db.indexes(on: "evo_items") }
         #expect(indexes.contains("evo_items_name"))
+    }
+
+    @Test func anEntityNoLongerDeclaredKeepsItsTableAndFullTextFollowsTheDeclaration() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("retired.sqlite")
+        do {
+            let store = try await openStore(path, entities: [NoteV1.self, Retired.self])
+            var changes = ChangeSet()
+            notes.forEach { changes.insert($0) }
+            changes.insert(Retired(id: "r", value: 7))
+            try await store.submit(changes).committed()
+            try await store.close()
+        }
+        // Without Retired and without the full-text index: the table stays, the FTS5 table goes.
+        do {
+            let store = try await openStore(path, entities: [NoteWithoutSearch.self])
+            #expect(store.appliedMigrations.contains("drop full-text index evo_notes_fts"))
+            let tables = try await store.read { db in (try db.tableExists("evo_retired"), try db.tableExists("evo_notes_fts")) }
+            #expect(tables == (true, false))
+            #expect(try await store.fetch(Query<NoteWithoutSearch>()).map(\.title) == notes.map(\.title))
+            try await store.close()
+        }
+        // Both back: the retired entity's values were never touched, the index is rebuilt from the rows.
+        let store = try await openStore(path, entities: [NoteV1.self, Retired.self])
+        #expect(try await store.fetch(Query<Retired>()) == [Retired(id: "r", value: 7)])
+        #expect(try await store.fetch(Query<NoteV1>(where: .matches("linux"))).map(\.id) == [2])
     }
 
     @Test func theDevelopmentOptionErasesAnIncompatibleStoreLoudly() async throws {
