@@ -139,19 +139,24 @@ final class EntityTable {
     func matchingKeys(_ resolved: ResolvedQuery) throws -> [DatabaseValue] {
         let candidates = try candidates(resolved.filter)
         var keys: [DatabaseValue] = []
-        var sortValues: [[DatabaseValue]] = []
+        // The values each match is ordered by, flat: `width` per match (the sort attributes,
+        // then the key), so that no array is made per match.
+        let width = resolved.sort.count + 1
+        var sortValues: [DatabaseValue] = []
         for slot in candidates.slots {
             let view = saved.rowView(at: slot)
             guard resolved.filter.matches(view) else { continue }
             keys.append(saved.key(at: slot))
-            sortValues.append(resolved.sortValues(view))
+            resolved.appendSortValues(view, to: &sortValues)
         }
         for key in candidates.edited {
             guard let row = edits[key]?.row, resolved.filter.matches(row) else { continue }
             keys.append(key)
-            sortValues.append(resolved.sortValues(row))
+            resolved.appendSortValues(row, to: &sortValues)
         }
-        let order = sortValues.indices.sorted { resolved.sortValuesInIncreasingOrder(sortValues[$0], sortValues[$1]) }
+        let order = sortValues.withUnsafeBufferPointer { values in
+            keys.indices.sorted { resolved.sortValuesInIncreasingOrder(values[($0 * width)...], values[($1 * width)...]) }
+        }
         return order.map { keys[$0] }
     }
 

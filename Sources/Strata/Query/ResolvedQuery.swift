@@ -50,22 +50,22 @@ struct ResolvedQuery: Sendable {
         return DatabaseValue.compare(lhs[schema.primaryKeyIndex], rhs[schema.primaryKeyIndex]) < 0
     }
 
-    /// The values a row is ordered by: its sort attributes', then its primary key.
-    func sortValues(_ row: some RowSource) -> [DatabaseValue] {
-        var values: [DatabaseValue] = []
-        values.reserveCapacity(sort.count + 1)
+    /// Appends the values a row is ordered by: its sort attributes', then its primary key.
+    func appendSortValues(_ row: some RowSource, to values: inout [DatabaseValue]) {
         for (position, _) in sort { values.append(row.value(at: position)) }
         values.append(row.value(at: schema.primaryKeyIndex))
-        return values
     }
 
-    /// Orders ``sortValues(_:)`` as ``areInIncreasingOrder(_:_:)`` orders their rows.
-    func sortValuesInIncreasingOrder(_ lhs: [DatabaseValue], _ rhs: [DatabaseValue]) -> Bool {
+    /// Orders two runs of ``appendSortValues(_:to:)`` (each starting at its slice's start) as
+    /// ``areInIncreasingOrder(_:_:)`` orders their rows.
+    func sortValuesInIncreasingOrder(_ lhs: Slice<UnsafeBufferPointer<DatabaseValue>>,
+                                     _ rhs: Slice<UnsafeBufferPointer<DatabaseValue>>) -> Bool {
+        let left = lhs.startIndex, right = rhs.startIndex
         for (index, (_, ascending)) in sort.enumerated() {
-            let order = DatabaseValue.compare(lhs[index], rhs[index])
+            let order = DatabaseValue.compare(lhs.base[left + index], rhs.base[right + index])
             if order != 0 { return ascending ? order < 0 : order > 0 }
         }
-        return DatabaseValue.compare(lhs[sort.count], rhs[sort.count]) < 0
+        return DatabaseValue.compare(lhs.base[left + sort.count], rhs.base[right + sort.count]) < 0
     }
 
     /// Filters, sorts and windows rows in memory exactly as the SQL would.
