@@ -10,6 +10,9 @@ import Strata
 // Protocol, one line each way (stdout is line-flushed):
 //   → "ready <generation>"      the store is open; <generation> is the change-log token before any write
 //   ← "go"                      start writing (the test starts at the same moment)
+//   → "halfway"                 the first half of the change sets is committed; the probe waits
+//   ← "continue"                the test has committed its first half too: write the second half
+//                               (both second halves then run together, so the writers provably overlap)
 //   → "error <code> <message>"  every failure a caller of the store saw (none expected)
 //   → "wrote <n> <first> <last>" n change sets committed; wall-clock seconds of the first and last commit
 //   ← "check <count>"           the test has persisted its <count> change sets
@@ -102,6 +105,10 @@ private func writeTwoProcessNotes(_ store: Store, writer: String, count: Int) as
     var first: Double?
     var last = 0.0
     for index in 0..<count {
+        if index == count / 2 {
+            probeEmit("halfway")
+            guard await probeReadLine() == "continue" else { return errors + 1 }
+        }
         var changes = ChangeSet()
         changes.insert(TwoProcessNote(id: "\(writer)-\(index)", writer: writer, index: Int64(index),
                                       body: String(repeating: "\(index % 10)", count: 120)))

@@ -58,6 +58,38 @@ extension ColumnBlock {
         self.init(schema: schema, count: count, columns: columns, arena: Array(bytes[arenaStart...]))
     }
 
+    /// Appends a chunk of `count` rows straight from its bytes, checking every cell as
+    /// ``init(archived:count:schema:)`` does: one column of the chunk at a time is held apart,
+    /// never the whole chunk, so a load holds the joined block and the chunk's bytes, not a third
+    /// copy. Text and blob offsets move behind this block's arena.
+    mutating func appendArchived(_ bytes: UnsafeRawBufferPointer, count: Int) throws(SnapshotRejection) {
+        let width = schema.attributes.count
+        let (cells, overflow) = count.multipliedReportingOverflow(by: width)
+        guard !overflow, cells <= bytes.count / Self.bytesPerCell else {
+            throw .undecodable("\(schema.name): a chunk of \(count) objects is larger than its \(bytes.count) bytes")
+        }
+        let arenaStart = cells * Self.bytesPerCell
+        let arenaSize = UInt64(bytes.count - arenaStart)
+        let base = UInt64(arena.count)
+        var offset = 0
+        var parsed: [Column] = []
+        parsed.reserveCapacity(width)
+        // Check every column before appending any: a bad chunk leaves the block as it was.
+        for attribute in schema.attributes {
+            var column = Column()
+            column.tags = Array(bytes[offset..<offset + count])
+            offset += count
+            column.payloads = Self.read(UInt64.self, count, from: bytes, at: &offset)
+            column.lengths = Self.read(UInt32.self, count, from: bytes, at: &offset)
+            try Self.check(column, attribute, arenaSize: arenaSize, entity: schema.name)
+            parsed.append(column)
+        }
+        for (attribute, column) in parsed.enumerated() {
+            appendColumn(attribute, column, rebasedBy: base)
+        }
+        appendArena(UnsafeRawBufferPointer(rebasing: bytes[arenaStart...]), rows: count)
+    }
+
     private static func read<T: FixedWidthInteger>(_ type: T.Type, _ count: Int, from bytes: UnsafeRawBufferPointer,
                                                    at offset: inout Int) -> [T] {
         let size = count * MemoryLayout<T>.size

@@ -4,7 +4,7 @@ import Foundation
 /// objects in column form (``ColumnBlock``, the layout contexts hold them in), each an LZ4 frame,
 /// compressed and decompressed in parallel.
 enum SnapshotArchive {
-    static let objectsPerChunk = 20_000
+    static let objectsPerChunk = 10_000
 
     /// A fingerprint of one entity's schema (its attributes, columns, types, indexes).
     static func fingerprint(_ schema: EntitySchema) -> UInt64 {
@@ -63,49 +63,74 @@ enum SnapshotArchive {
         return Written(header: header.bytes, chunks: compressed.map(\.0), described: header.header)
     }
 
-    /// Decompresses and parses one section's chunks (in parallel), checking every cell
-    /// (``ColumnBlock/init(archived:count:schema:)``), then joins them into one block and indexes
-    /// its keys (two objects with one key are refused). No value of the app's type is built.
+    /// Decompresses and parses one section's chunks (a batch of one per core at a time, in
+    /// parallel), checking every cell (``ColumnBlock/init(archived:count:schema:)``), joins them
+    /// into one block sized up front. Its keys are indexed by the loader (``SnapshotLoader``),
+    /// after the file is let go. No value of the app's type is built. Batches bound the memory a load holds at its peak:
+    /// the joined block plus one batch of chunks, not every chunk at once.
     static func section(_ entry: SnapshotHeader.Entry, in file: UnsafeRawBufferPointer,
                         schema: EntitySchema) throws(SnapshotRejection) -> LoadedSection {
-        let results = Locked([Int: Result<ColumnBlock, SnapshotRejection>]())
-        // The buffer outlives the concurrentPerform call, which returns only when every iteration has.
+        // The buffer outlives the concurrentPerform calls, which return only when every iteration has.
         nonisolated(unsafe) let file = file
-        DispatchQueue.concurrentPerform(iterations: entry.chunks.count) { index in
-            let chunk = entry.chunks[index]
-            let result = Result<ColumnBlock, SnapshotRejection> { () throws(SnapshotRejection) -> ColumnBlock in
-                try chunk.inflate(from: file) { (contents) throws(SnapshotRejection) -> ColumnBlock in
-                    try ColumnBlock(archived: contents, count: chunk.objectCount, schema: schema)
+        let fixed = schema.attributes.count * ColumnBlock.bytesPerCell
+        let arenaBytes = entry.chunks.reduce(0) { $0 + max(0, $1.uncompressedSize - $1.objectCount * fixed) }
+        var block = ColumnBlock(schema: schema, capacity: entry.objectCount, arenaCapacity: arenaBytes, reservesKeys: false)
+        let batch = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        for first in stride(from: 0, to: entry.chunks.count, by: batch) {
+            let indices = Array(first..<min(entry.chunks.count, first + batch))
+            let results = Locked([Int: Result<InflatedChunk, SnapshotRejection>]())
+            DispatchQueue.concurrentPerform(iterations: indices.count) { job in
+                let result = Result { () throws(SnapshotRejection) -> InflatedChunk in
+                    try InflatedChunk(entry.chunks[indices[job]], from: file)
                 }
+                results.withLock { $0[job] = result }
             }
-            results.withLock { $0[index] = result }
-        }
-        var block = ColumnBlock(schema: schema)
-        for index in entry.chunks.indices {
-            switch results.withLock({ $0.removeValue(forKey: index)! }) {
-            case .success(let chunk): block.append(contentsOf: chunk)
-            case .failure(let rejection): throw rejection
+            for job in indices.indices {
+                switch results.withLock({ $0.removeValue(forKey: job)! }) {
+                case .success(let chunk):
+                    try block.appendArchived(UnsafeRawBufferPointer(chunk.bytes), count: entry.chunks[indices[job]].objectCount)
+                case .failure(let rejection): throw rejection
+                }
             }
         }
         guard block.count == entry.objectCount else { throw .undecodable("\(entry.entity): object count mismatch") }
-        do {
-            try block.indexKeys()
-        } catch {
-            throw .undecodable("\(entry.entity): \(error)")
-        }
         return LoadedSection(block: block)
     }
+}
+
+/// One chunk decompressed into a buffer of its own, which lives as long as this object.
+///
+/// `@unchecked Sendable` is safe: the buffer is written once, by the initializer, before the
+/// object is published (through a lock) to the thread that reads it, and is never written again;
+/// `deinit` frees it when the last reference goes.
+final class InflatedChunk: @unchecked Sendable {
+    let bytes: UnsafeMutableRawBufferPointer
+
+    init(_ chunk: SnapshotHeader.Chunk, from file: UnsafeRawBufferPointer) throws(SnapshotRejection) {
+        let raw = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, chunk.uncompressedSize), alignment: 8)
+        let destination = UnsafeMutableRawBufferPointer(rebasing: raw[0..<chunk.uncompressedSize])
+        do {
+            try LZ4Frame.decompress(UnsafeRawBufferPointer(rebasing: file[chunk.offset..<(chunk.offset + chunk.compressedSize)]),
+                                    into: destination)
+        } catch {
+            raw.deallocate()
+            throw error
+        }
+        bytes = destination
+        allocation = raw
+    }
+
+    private let allocation: UnsafeMutableRawBufferPointer
+
+    deinit { allocation.deallocate() }
 }
 
 extension SnapshotHeader.Chunk {
     /// Decompresses this chunk of `file` into a temporary buffer and hands its contents to `body`.
     func inflate<T>(from file: UnsafeRawBufferPointer,
                     _ body: (UnsafeRawBufferPointer) throws(SnapshotRejection) -> T) throws(SnapshotRejection) -> T {
-        let raw = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, uncompressedSize), alignment: 8)
-        defer { raw.deallocate() }
-        let destination = UnsafeMutableRawBufferPointer(rebasing: raw[0..<uncompressedSize])
-        try LZ4Frame.decompress(UnsafeRawBufferPointer(rebasing: file[offset..<(offset + compressedSize)]), into: destination)
-        return try body(UnsafeRawBufferPointer(destination))
+        let inflated = try InflatedChunk(self, from: file)
+        return try body(UnsafeRawBufferPointer(inflated.bytes))
     }
 }
 

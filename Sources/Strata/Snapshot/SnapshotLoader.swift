@@ -12,12 +12,32 @@ struct SnapshotLoader {
 
     func load(_ path: String) -> Result<Loaded, SnapshotRejection> {
         Result { () throws(SnapshotRejection) -> Loaded in
-            try Snapshot.map(path).withUnsafeBytes { bytes in decode(bytes) }.get()
+            // The keys are indexed once the file is unmapped: the index and the mapping are then
+            // never in memory together.
+            let parsed = try Snapshot.map(path).withUnsafeBytes { bytes in
+                Result { () throws(SnapshotRejection) -> Loaded in try decodeOrThrow(bytes) }
+            }.get()
+            return try Self.indexingKeys(parsed)
         }
     }
 
     func decode(_ bytes: UnsafeRawBufferPointer) -> Result<Loaded, SnapshotRejection> {
-        Result { () throws(SnapshotRejection) -> Loaded in try decodeOrThrow(bytes) }
+        Result { () throws(SnapshotRejection) -> Loaded in try Self.indexingKeys(try decodeOrThrow(bytes)) }
+    }
+
+    /// Indexes every section's keys: two objects with one key are refused.
+    private static func indexingKeys(_ loaded: Loaded) throws(SnapshotRejection) -> Loaded {
+        var sections: [LoadedSection] = []
+        for section in loaded.sections {
+            var block = section.block
+            do {
+                try block.indexKeys()
+            } catch {
+                throw .undecodable("\(block.schema.name): \(error)")
+            }
+            sections.append(LoadedSection(block: block))
+        }
+        return Loaded(header: loaded.header, sections: sections)
     }
 
     private func decodeOrThrow(_ bytes: UnsafeRawBufferPointer) throws(SnapshotRejection) -> Loaded {

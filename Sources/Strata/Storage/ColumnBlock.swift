@@ -16,14 +16,18 @@ struct ColumnBlock: Sendable {
     /// Primary key → row, for every row.
     private(set) var keyIndex: [DatabaseValue: Int] = [:]
 
-    /// An empty block of `schema`'s rows.
-    init(schema: EntitySchema, capacity: Int = 0) {
+    /// An empty block of `schema`'s rows, with room for `capacity` rows and `arenaCapacity`
+    /// bytes of text and blobs (so that filling it never copies what it holds to grow), and for
+    /// as many keys unless `reservesKeys` is false (rows appended without their keys, indexed
+    /// later by ``indexKeys()``).
+    init(schema: EntitySchema, capacity: Int = 0, arenaCapacity: Int = 0, reservesKeys: Bool = true) {
         self.schema = schema
         self.columns = Array(repeating: Column(), count: schema.attributes.count)
         if capacity > 0 {
             for attribute in columns.indices { columns[attribute].reserveCapacity(capacity) }
-            keyIndex.reserveCapacity(capacity)
+            if reservesKeys { keyIndex.reserveCapacity(capacity) }
         }
+        arena.reserveCapacity(arenaCapacity)
     }
 
     /// A block made of parsed cells whose keys are not indexed yet (see ``indexKeys()``).
@@ -82,6 +86,19 @@ struct ColumnBlock: Sendable {
         arena.append(contentsOf: other.arena)
         for attribute in columns.indices { columns[attribute].append(contentsOf: other.columns[attribute], rebasedBy: base) }
         count += other.count
+    }
+
+    /// Appends a column's cells for rows that ``appendArena(_:rows:)`` then completes, their
+    /// text and blob offsets moved by `base` (where their arena bytes start in this block's).
+    mutating func appendColumn(_ attribute: Int, _ column: Column, rebasedBy base: UInt64) {
+        columns[attribute].append(contentsOf: column, rebasedBy: base)
+    }
+
+    /// Appends the arena bytes of `rows` rows whose columns were appended with
+    /// ``appendColumn(_:_:rebasedBy:)``, and counts the rows.
+    mutating func appendArena(_ bytes: UnsafeRawBufferPointer, rows: Int) {
+        arena.append(contentsOf: bytes)
+        count += rows
     }
 
     /// Indexes every row's primary key.

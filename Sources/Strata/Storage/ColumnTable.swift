@@ -50,8 +50,7 @@ final class ColumnTable {
     private var arena: [UInt8] = []
     /// Key → slot, for live rows.
     private var slots: [DatabaseValue: Int] = [:]
-    /// Per slot: the row's key (`.null` for a free slot) and whether the slot holds a row.
-    private var keys: [DatabaseValue] = []
+    /// Per slot: whether it holds a row. (A row's key is its primary-key cell, NULL in a free slot.)
     private var liveFlags: [Bool] = []
     /// Free slots, reused last freed first.
     private var freeSlots: [Int] = []
@@ -80,7 +79,7 @@ final class ColumnTable {
     func isLive(at slot: Int) -> Bool { slot >= 0 && slot < liveFlags.count && liveFlags[slot] }
 
     /// The primary key of the row in `slot` (`.null` for a free slot).
-    func key(at slot: Int) -> DatabaseValue { keys[slot] }
+    func key(at slot: Int) -> DatabaseValue { value(at: slot, schema.primaryKeyIndex) }
 
     /// The value of `attribute` (a position in the schema's attributes) in the row in `slot`.
     func value(at slot: Int, _ attribute: Int) -> DatabaseValue {
@@ -143,7 +142,7 @@ final class ColumnTable {
                      "a row of \(schema.name) has \(columns.count) values, not \(row.count)")
         let key = row[schema.primaryKeyIndex]
         // One hash lookup finds the key's slot or claims the next free one for it.
-        let next = freeSlots.last ?? keys.count
+        let next = freeSlots.last ?? liveFlags.count
         var isNew = false
         let slot = Self.claim(&slots[key], next, isNew: &isNew)
         if isNew {
@@ -153,7 +152,6 @@ final class ColumnTable {
             lastUses[slot] = 0
             count += 1
         }
-        keys[slot] = key
         versions[slot] = version
         garbageByteCount += Self.write(row, at: slot, into: &columns, arena: &arena)
         compactIfNeeded()
@@ -195,7 +193,7 @@ final class ColumnTable {
     /// Removes the row in `slot`, which must hold one, and frees the slot.
     func remove(at slot: Int) {
         precondition(isLive(at: slot), "slot \(slot) of \(schema.name) holds no row")
-        slots.removeValue(forKey: keys[slot])
+        slots.removeValue(forKey: key(at: slot))
         free(slot)
     }
 
@@ -211,7 +209,6 @@ final class ColumnTable {
     /// Empties `slot`, whose key has left the hash, and puts it on the free list.
     private func free(_ slot: Int) {
         garbageByteCount += Self.clear(at: slot, in: &columns)
-        keys[slot] = .null
         liveFlags[slot] = false
         freeSlots.append(slot)
         count -= 1
@@ -223,7 +220,6 @@ final class ColumnTable {
         columns = Array(repeating: Column(), count: columns.count)
         arena = []
         slots = [:]
-        keys = []
         liveFlags = []
         freeSlots = []
         versions = []
@@ -237,7 +233,6 @@ final class ColumnTable {
     func reserveCapacity(_ rows: Int) {
         for attribute in columns.indices { columns[attribute].reserveCapacity(rows) }
         slots.reserveCapacity(rows)
-        keys.reserveCapacity(rows)
         liveFlags.reserveCapacity(rows)
         versions.reserveCapacity(rows)
         readVersions.reserveCapacity(rows)
@@ -258,8 +253,6 @@ final class ColumnTable {
         columns = parts.columns
         arena = parts.arena
         slots = parts.keyIndex
-        keys = Array(repeating: .null, count: rows)
-        for (key, slot) in slots { keys[slot] = key }
         liveFlags = Array(repeating: true, count: rows)
         freeSlots = []
         versions = Array(repeating: version, count: rows)
@@ -308,7 +301,6 @@ final class ColumnTable {
     /// A new free slot at the end, its cells NULL.
     private func appendSlot() {
         for attribute in columns.indices { columns[attribute].appendNull() }
-        keys.append(.null)
         liveFlags.append(false)
         versions.append(0)
         readVersions.append(0)

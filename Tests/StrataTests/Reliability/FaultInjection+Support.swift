@@ -285,11 +285,15 @@ struct WalTick: Entity, Equatable {
 }
 
 /// The same work as the probe's `writeTwoProcessNotes`, in this process.
-func writeNotes(_ store: Store, writer: String, count: Int) async -> (errors: [String], first: Double, last: Double) {
+/// `halfway`, when given, runs after the first half of the change sets is committed (the
+/// two-process test's handshake with the probe).
+func writeNotes(_ store: Store, writer: String, count: Int,
+                halfway: () async -> Void = {}) async -> (errors: [String], first: Double, last: Double) {
     var errors: [String] = []
     var first: Double?
     var last = 0.0
     for index in 0..<count {
+        if index == count / 2 { await halfway() }
         var changes = ChangeSet()
         changes.insert(TwoProcessNote(id: "\(writer)-\(index)", writer: writer, index: Int64(index),
                                       body: String(repeating: "\(index % 10)", count: 120)))
