@@ -36,32 +36,14 @@ extension ColumnBlock {
     /// attribute reads (NULL only where it is optional), no stray payload or length, text and
     /// blob bytes inside the arena. Keys are not indexed (``indexKeys()``).
     init(archived bytes: UnsafeRawBufferPointer, count: Int, schema: EntitySchema) throws(SnapshotRejection) {
-        let width = schema.attributes.count
-        let (cells, overflow) = count.multipliedReportingOverflow(by: width)
-        guard !overflow, cells <= bytes.count / Self.bytesPerCell else {
-            throw .undecodable("\(schema.name): a chunk of \(count) objects is larger than its \(bytes.count) bytes")
-        }
-        let arenaStart = cells * Self.bytesPerCell
-        let arenaSize = UInt64(bytes.count - arenaStart)
-        var columns: [Column] = []
-        columns.reserveCapacity(width)
-        var offset = 0
-        for attribute in schema.attributes {
-            var column = Column()
-            column.tags = Array(bytes[offset..<offset + count])
-            offset += count
-            column.payloads = Self.read(UInt64.self, count, from: bytes, at: &offset)
-            column.lengths = Self.read(UInt32.self, count, from: bytes, at: &offset)
-            try Self.check(column, attribute, arenaSize: arenaSize, entity: schema.name)
-            columns.append(column)
-        }
-        self.init(schema: schema, count: count, columns: columns, arena: Array(bytes[arenaStart...]))
+        self.init(schema: schema, capacity: count, reservesKeys: false)
+        try appendArchived(bytes, count: count)
     }
 
-    /// Appends a chunk of `count` rows straight from its bytes, checking every cell as
-    /// ``init(archived:count:schema:)`` does: one column of the chunk at a time is held apart,
-    /// never the whole chunk, so a load holds the joined block and the chunk's bytes, not a third
-    /// copy. Text and blob offsets move behind this block's arena.
+    /// Appends a chunk of `count` rows straight from its bytes, checking every cell (see
+    /// ``init(archived:count:schema:)``): the chunk's columns are held apart only until they are
+    /// checked, never as a block of their own, so a load holds the joined block and the chunk's
+    /// bytes, not a third copy. Text and blob offsets move behind this block's arena.
     mutating func appendArchived(_ bytes: UnsafeRawBufferPointer, count: Int) throws(SnapshotRejection) {
         let width = schema.attributes.count
         let (cells, overflow) = count.multipliedReportingOverflow(by: width)

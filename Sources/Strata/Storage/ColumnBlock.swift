@@ -79,15 +79,6 @@ struct ColumnBlock: Sendable {
         count += 1
     }
 
-    /// Appends the rows of `other` (a block of the same entity, keys not indexed), moving its
-    /// arena bytes behind this block's. Keys are indexed by ``indexKeys()`` afterwards.
-    mutating func append(contentsOf other: ColumnBlock) {
-        let base = UInt64(arena.count)
-        arena.append(contentsOf: other.arena)
-        for attribute in columns.indices { columns[attribute].append(contentsOf: other.columns[attribute], rebasedBy: base) }
-        count += other.count
-    }
-
     /// Appends a column's cells for rows that ``appendArena(_:rows:)`` then completes, their
     /// text and blob offsets moved by `base` (where their arena bytes start in this block's).
     mutating func appendColumn(_ attribute: Int, _ column: Column, rebasedBy base: UInt64) {

@@ -35,6 +35,19 @@ private struct ArchivedRow: Entity {
         return try result.get()
     }
 
+    /// `block.appendArchived` over `bytes`, in place (so a refused chunk shows what it left).
+    private func appendArchived(_ bytes: [UInt8], count: Int, to block: inout ColumnBlock) throws {
+        var failure: SnapshotRejection?
+        bytes.withUnsafeBytes { raw in
+            do {
+                try block.appendArchived(raw, count: count)
+            } catch {
+                failure = error as? SnapshotRejection ?? .undecodable("\(error)")
+            }
+        }
+        if let failure { throw failure }
+    }
+
     /// The offset of the cell of `attribute` for `row`, in a chunk of `count` rows: its tag, then
     /// its payload (`+ count + 8 * row`…) and length.
     private func cellOffsets(attribute: Int, row: Int, count: Int) -> (tag: Int, payload: Int, length: Int) {
@@ -53,18 +66,26 @@ private struct ArchivedRow: Entity {
 
     @Test func joinedChunksKeepEveryRowAndRefuseADuplicateKey() throws {
         let first = try sampleBlock()
-        var joined = ColumnBlock(schema: schema)
-        joined.append(contentsOf: try parse(first.archived(), count: first.count))
         var second = ColumnBlock(schema: schema)
         try second.append([.text("other"), .integer(1), .real(1), .null, .blob(Data([9]))] as [DatabaseValue])
-        joined.append(contentsOf: try parse(second.archived(), count: 1))
+        // What a load does: chunk after chunk appended from their bytes into one block.
+        var joined = ColumnBlock(schema: schema, reservesKeys: false)
+        try appendArchived(first.archived(), count: first.count, to: &joined)
+        try appendArchived(second.archived(), count: 1, to: &joined)
         try joined.indexKeys()
         #expect(joined.count == 51)
         #expect(joined.row(at: 50) == second.row(at: 0))
         #expect(joined.row(at: 49) == first.row(at: 49), "arena offsets of the second chunk were rebased, the first's kept")
 
-        joined.append(contentsOf: try parse(second.archived(), count: 1))
+        try appendArchived(second.archived(), count: 1, to: &joined)
         #expect(throws: StrataError.self) { try joined.indexKeys() }
+
+        // A bad chunk leaves the block as it was, even when only its last column is bad.
+        var broken = second.archived()
+        broken[cellOffsets(attribute: schema.attributes.count - 1, row: 0, count: 1).tag] = 9
+        #expect(throws: SnapshotRejection.self) { try appendArchived(broken, count: 1, to: &joined) }
+        #expect(joined.count == 52)
+        #expect(joined.row(at: 51) == second.row(at: 0))
     }
 
     @Test func appendingARowChecksItAndItsKey() throws {
