@@ -240,6 +240,24 @@ private let notes = [NoteV1(id: 1, title: "swift concurrency", done: true), Note
         #expect(indexes.contains("evo_notes_done"))
     }
 
+    @Test func aRowByRowMigrationConvertsValuesInSwift() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("row-by-row.sqlite")
+        try await write(notes, to: path)
+        // Each row read, its new value computed in Swift from several columns, written back.
+        let describe = Migration("done described") { db in
+            for row in try db.rows("SELECT id, title, done FROM evo_notes ORDER BY id") {
+                guard case .integer(let id)? = row["id"], case .text(let title)? = row["title"] else { continue }
+                let done = row["done"] == .integer(1)
+                try db.execute("UPDATE evo_notes SET done = ? WHERE id = ?",
+                               [.text((done ? "finished: " : "open: ") + title), .integer(id)])
+            }
+        }
+        let store = try await openStore(path, entities: [NoteDoneText.self], migrations: [describe])
+        #expect(try await store.fetch(Query<NoteDoneText>()).map(\.done)
+                == ["finished: swift concurrency", "open: linux builds"])
+    }
+
     @Test func aNewRequiredAttributeWithoutADefaultIsRefusedOnlyWhenRowsExist() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("priority.sqlite")
