@@ -1,32 +1,103 @@
 /// A hash index over one or more attributes of the objects a context holds, so that queries with
 /// equality conditions on the index's leading attributes do not scan (e.g. `feedID == 7 &&
 /// isRead == false` over the `(feedID, isRead)` index).
+///
+/// One map per prefix of the attributes. Keys of one or two values are stored inline and a key
+/// held by one object posts it inline, so that an index on an attribute that is nearly unique
+/// (a date) costs no allocation per object.
 struct InMemoryIndex<ID: Hashable & Sendable>: Sendable {
+    /// The values of a prefix of the index's attributes, normalized.
+    struct Key: Hashable, Sendable {
+        var first: DatabaseValue
+        var second: DatabaseValue?
+        var rest: [DatabaseValue] = []
+
+        init(_ value: DatabaseValue) { first = value }
+
+        mutating func append(_ value: DatabaseValue) {
+            if second == nil { second = value } else { rest.append(value) }
+        }
+    }
+
+    /// The objects one key reaches.
+    enum Postings: Sendable {
+        case one(ID)
+        case many(Set<ID>)
+
+        var ids: Set<ID> {
+            switch self {
+            case .one(let id): return [id]
+            case .many(let ids): return ids
+            }
+        }
+
+        var count: Int {
+            switch self {
+            case .one: return 1
+            case .many(let ids): return ids.count
+            }
+        }
+    }
+
     let positions: [Int]
     /// One map per prefix length: `maps[0]` keys on the first attribute, `maps[1]` on the first two…
-    private var maps: [[[DatabaseValue]: Set<ID>]]
-    private let types: [AttributeType]
+    private var maps: [[Key: Postings]]
+    /// Per level, the class numbers take in the attribute's column (SQLite's affinity).
+    private let numberClasses: [NumberClass]
+
+    enum NumberClass: Sendable { case integer, real, none }
 
     init(positions: [Int], schema: EntitySchema) {
         self.positions = positions
-        self.types = positions.map { schema.attributes[$0].type }
+        self.numberClasses = positions.map { Self.numberClass(schema.attributes[$0].type) }
         self.maps = Array(repeating: [:], count: positions.count)
     }
 
+    static func numberClass(_ type: AttributeType) -> NumberClass {
+        switch type.sqlType {
+        case "INTEGER": return .integer
+        case "REAL": return .real
+        default: return .none
+        }
+    }
+
     mutating func insert(_ id: ID, row: some RowSource) {
-        var key: [DatabaseValue] = []
+        var key: Key?
         for (level, position) in positions.enumerated() {
-            key.append(Self.normalized(row.value(at: position), types[level]))
-            maps[level][key, default: []].insert(id)
+            let value = Self.normalized(row.value(at: position), numberClasses[level])
+            if key == nil { key = Key(value) } else { key!.append(value) }
+            Self.add(id, to: &maps[level][key!])
         }
     }
 
     mutating func remove(_ id: ID, row: some RowSource) {
-        var key: [DatabaseValue] = []
+        var key: Key?
         for (level, position) in positions.enumerated() {
-            key.append(Self.normalized(row.value(at: position), types[level]))
-            maps[level][key]?.remove(id)
-            if maps[level][key]?.isEmpty == true { maps[level][key] = nil }
+            let value = Self.normalized(row.value(at: position), numberClasses[level])
+            if key == nil { key = Key(value) } else { key!.append(value) }
+            Self.remove(id, from: &maps[level][key!])
+        }
+    }
+
+    private static func add(_ id: ID, to postings: inout Postings?) {
+        switch postings {
+        case nil: postings = .one(id)
+        case .one(let other)?: postings = other == id ? .one(id) : .many([other, id])
+        case .many(var ids)?:
+            postings = nil   // let go of the set before changing it, so that it is not copied
+            ids.insert(id)
+            postings = .many(ids)
+        }
+    }
+
+    private static func remove(_ id: ID, from postings: inout Postings?) {
+        switch postings {
+        case .one(let other)? where other == id: postings = nil
+        case .many(var ids)?:
+            postings = nil
+            ids.remove(id)
+            postings = ids.count == 1 ? .one(ids.first!) : .many(ids)
+        default: break
         }
     }
 
@@ -37,26 +108,35 @@ struct InMemoryIndex<ID: Hashable & Sendable>: Sendable {
               Set(positions.prefix(equalities.count)) == Set(equalities.keys) else { return nil }
         // NULL equals nothing in SQL, while the index keeps NULL keys.
         if equalities.values.contains(where: \.isNull) { return 0 }
-        return candidates(equalities)?.count
+        guard let (level, key) = key(for: equalities) else { return nil }
+        return maps[level][key]?.count ?? 0
     }
 
     /// The IDs whose leading attributes equal the given values, using the longest usable
     /// prefix; nil when the first attribute has no equality condition.
     func candidates(_ equalities: [Int: DatabaseValue]) -> Set<ID>? {
-        var key: [DatabaseValue] = []
-        for (level, position) in positions.enumerated() {
+        guard let (level, key) = key(for: equalities) else { return nil }
+        return maps[level][key]?.ids ?? []
+    }
+
+    /// The longest prefix of the index's attributes the equalities pin, as a level and a key.
+    private func key(for equalities: [Int: DatabaseValue]) -> (Int, Key)? {
+        var key: Key?
+        var level = -1
+        for (index, position) in positions.enumerated() {
             guard let value = equalities[position] else { break }
-            key.append(Self.normalized(value, types[level]))
+            let normalized = Self.normalized(value, numberClasses[index])
+            if key == nil { key = Key(normalized) } else { key!.append(normalized) }
+            level = index
         }
-        guard !key.isEmpty else { return nil }
-        return maps[key.count - 1][key] ?? []
+        return key.map { (level, $0) }
     }
 
     /// Values that SQLite considers equal hash equal here: numbers take their attribute's class.
-    static func normalized(_ value: DatabaseValue, _ type: AttributeType) -> DatabaseValue {
-        switch (type.sqlType, value) {
-        case ("INTEGER", .real(let real)): return Int64(exactly: real).map(DatabaseValue.integer) ?? value
-        case ("REAL", .integer(let int)): return .real(Double(int))
+    static func normalized(_ value: DatabaseValue, _ numbers: NumberClass) -> DatabaseValue {
+        switch (numbers, value) {
+        case (.integer, .real(let real)): return Int64(exactly: real).map(DatabaseValue.integer) ?? value
+        case (.real, .integer(let int)): return .real(Double(int))
         default: return value
         }
     }
