@@ -137,10 +137,24 @@ final class EntityTable {
     /// window. Saved copies are judged in place: only the attributes the filter and the order
     /// name are read, no row is copied out.
     func matchingKeys(_ resolved: ResolvedQuery) throws -> [DatabaseValue] {
+        let matches = try sortedMatches(resolved)
+        return matches.order.map { matches.keys[$0] }
+    }
+
+    /// ``matchingKeys(_:)`` with the values each match is ordered by
+    /// (``ResolvedQuery/appendSortValues(_:to:)``): what a live query keeps to place changes.
+    func matchingSortValues(_ resolved: ResolvedQuery) throws -> [(sort: [DatabaseValue], key: DatabaseValue)] {
+        let matches = try sortedMatches(resolved)
+        let width = resolved.sort.count + 1
+        return matches.order.map { (Array(matches.sortValues[($0 * width)..<(($0 + 1) * width)]), matches.keys[$0]) }
+    }
+
+    /// Every match's key and sort values (flat: `sort.count + 1` per match, so that no array is
+    /// made per match), and the order that sorts them.
+    private func sortedMatches(_ resolved: ResolvedQuery) throws
+        -> (keys: [DatabaseValue], sortValues: [DatabaseValue], order: [Int]) {
         let candidates = try candidates(resolved.filter)
         var keys: [DatabaseValue] = []
-        // The values each match is ordered by, flat: `width` per match (the sort attributes,
-        // then the key), so that no array is made per match.
         let width = resolved.sort.count + 1
         var sortValues: [DatabaseValue] = []
         for slot in candidates.slots {
@@ -157,12 +171,7 @@ final class EntityTable {
         let order = sortValues.withUnsafeBufferPointer { values in
             keys.indices.sorted { resolved.sortValuesInIncreasingOrder(values[($0 * width)...], values[($1 * width)...]) }
         }
-        return order.map { keys[$0] }
-    }
-
-    /// The rows and keys matching a query's filter, sorted by its order, without its window.
-    func matchingEntries(_ resolved: ResolvedQuery) throws -> [(row: [DatabaseValue], key: DatabaseValue)] {
-        try matchingKeys(resolved).map { (visibleRow($0)!, $0) }
+        return (keys, sortValues, order)
     }
 
     /// How many objects the context shows match a query (its window applied), without building

@@ -48,9 +48,15 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
     public let query: Query<E>
     @ObservationIgnored private let resolved: ResolvedQuery
     @ObservationIgnored private weak var context: MainContext?
-    /// Every matching entry (rows and IDs) in order, without the window.
-    @ObservationIgnored private var entries: [(row: [DatabaseValue], id: E.ID)] = []
+    /// Every match in order, without the window: the values it is ordered by
+    /// (``ResolvedQuery/appendSortValues(_:to:)``: the sort attributes, then the key) and its ID.
+    /// Not whole rows: recomputing a result of 70,000 matches would copy every text value out of
+    /// the table.
+    @ObservationIgnored private var entries: [(sort: [DatabaseValue], id: E.ID)] = []
     @ObservationIgnored private var members: [E.ID: [DatabaseValue]] = [:]
+    /// The rows of the objects in the window (``ids``): what tells an updated object from one a
+    /// change named but left as it was.
+    @ObservationIgnored private var windowRows: [E.ID: [DatabaseValue]] = [:]
     @ObservationIgnored private var streams: [UUID: AsyncStream<LiveQueryDiff<E.ID>>.Continuation] = [:]
     @ObservationIgnored private var valueStreams: [UUID: AsyncThrowingStream<[E], Error>.Continuation] = [:]
     @ObservationIgnored private let key = UUID()
@@ -154,14 +160,13 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
 
     /// Re-runs the query over the context and diffs the result against the previous one.
     private func recompute(sequence: UInt64, publish: Bool, updated: Set<E.ID> = []) throws {
+        let table = try table()
         let oldIDs = ids
-        let oldMembers = members
-        entries = try table().matchingEntries(resolved).map { ($0.row, Self.id($0.key)) }
-        members = Dictionary(uniqueKeysWithValues: entries.map { ($0.id, $0.row) })
+        entries = try table.matchingSortValues(resolved).map { ($0.sort, Self.id($0.key)) }
+        members = Dictionary(uniqueKeysWithValues: entries.map { ($0.id, $0.sort) })
         let newIDs = resolved.window(entries).map(\.id)
         let difference = OrderedDifference.make(from: oldIDs, to: newIDs)
-        let kept = Set(oldIDs).intersection(newIDs)
-        let changedRows = updated.intersection(kept).filter { oldMembers[$0] != members[$0] }
+        let changedRows = updatedRows(newIDs, kept: Set(oldIDs).intersection(newIDs), candidates: updated, table)
         publishResult(newIDs, difference: difference, updated: changedRows, sequence: sequence, publish: publish)
     }
 
@@ -169,21 +174,19 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
     private func update(_ changed: Set<E.ID>, sequence: UInt64) throws {
         let table = try table()
         let oldIDs = ids
-        var updated: Set<E.ID> = []
         for id in changed {
-            let oldRow = members.removeValue(forKey: id)
-            if let oldRow { entries.remove(at: position(of: oldRow, id)) }
+            if let old = members.removeValue(forKey: id) { entries.remove(at: position(of: old, id)) }
             if let row = table.visibleRow(id.databaseValue), resolved.filter.matches(row) {
-                entries.insert((row, id), at: insertionIndex(row, id))
-                members[id] = row
-                if oldRow != nil, oldRow != row { updated.insert(id) }
+                var sort: [DatabaseValue] = []
+                resolved.appendSortValues(row, to: &sort)
+                entries.insert((sort, id), at: insertionIndex(sort))
+                members[id] = sort
             }
         }
         let newIDs = resolved.window(entries).map(\.id)
         let difference = OrderedDifference.make(from: oldIDs, to: newIDs, changed: changed)
-        let kept = Set(oldIDs).intersection(newIDs)
-        publishResult(newIDs, difference: difference, updated: updated.intersection(kept), sequence: sequence,
-                      publish: true)
+        let updated = updatedRows(newIDs, kept: Set(oldIDs).intersection(newIDs), candidates: changed, table)
+        publishResult(newIDs, difference: difference, updated: updated, sequence: sequence, publish: true)
     }
 
     private func publishResult(_ newIDs: [E.ID], difference: CollectionDifference<E.ID>, updated: Set<E.ID>,
@@ -203,20 +206,38 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
         for stream in valueStreams.values { stream.yield(values) }
     }
 
+    /// The kept objects among `candidates` whose row changed, and the window's rows from now on
+    /// (rows are read again only for the candidates; the others' rows did not change).
+    private func updatedRows(_ newIDs: [E.ID], kept: Set<E.ID>, candidates: Set<E.ID>, _ table: EntityTable) -> Set<E.ID> {
+        var rows: [E.ID: [DatabaseValue]] = [:]
+        rows.reserveCapacity(newIDs.count)
+        var updated: Set<E.ID> = []
+        for id in newIDs {
+            let row = candidates.contains(id) || windowRows[id] == nil ? table.visibleRow(id.databaseValue) : windowRows[id]
+            rows[id] = row
+            if kept.contains(id), candidates.contains(id), row != windowRows[id] { updated.insert(id) }
+        }
+        windowRows = rows
+        return updated
+    }
+
     /// The ID a held row's key holds (the table only holds keys of this entity's ID type).
     private static func id(_ key: DatabaseValue) -> E.ID { E.ID.fromDatabaseValue(key)! }
 
-    private func insertionIndex(_ row: [DatabaseValue], _ id: E.ID) -> Int {
+    private func insertionIndex(_ sort: [DatabaseValue]) -> Int {
         var low = 0, high = entries.count
         while low < high {
             let mid = (low + high) / 2
-            if resolved.areInIncreasingOrder(entries[mid].row, row) { low = mid + 1 } else { high = mid }
+            let before = entries[mid].sort.withUnsafeBufferPointer { left in
+                sort.withUnsafeBufferPointer { right in resolved.sortValuesInIncreasingOrder(left[...], right[...]) }
+            }
+            if before { low = mid + 1 } else { high = mid }
         }
         return low
     }
 
-    private func position(of row: [DatabaseValue], _ id: E.ID) -> Int {
-        let index = insertionIndex(row, id)
+    private func position(of sort: [DatabaseValue], _ id: E.ID) -> Int {
+        let index = insertionIndex(sort)
         if index < entries.count, entries[index].id == id { return index }
         return entries.firstIndex { $0.id == id }!
     }
