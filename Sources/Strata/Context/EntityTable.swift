@@ -82,12 +82,6 @@ final class EntityTable {
         return saved.slot(of: key).map(saved.row(at:))
     }
 
-    /// The keys the context shows: saved copies not being edited, and edits that are not deletions.
-    var visibleKeys: [DatabaseValue] {
-        let candidates = scanCandidates()
-        return candidates.slots.map(saved.key(at:)) + candidates.edited
-    }
-
     /// What a filter is evaluated on, each object once: saved copies by slot (those not being
     /// edited) and unsaved edits by key.
     struct Candidates {
@@ -552,12 +546,11 @@ final class EntityTable {
         }
     }
 
-    /// Applies rows re-read from the store (catch-up, corrections): changed ones replace the held
-    /// copies, deleted ones go. Only held objects are touched unless `includeNew`.
+    /// Applies rows re-read from the store (catch-up, corrections; checked when the fetch built
+    /// its block): changed ones replace the held copies, deleted ones go. Only held objects are touched unless `includeNew`.
     func reload(_ rows: [[DatabaseValue]], deleted: [DatabaseValue], asOf sequence: UInt64, includeNew: Bool,
                 policy: MergePolicy, into changes: inout ContextChange.EntityChanges) throws {
         for row in rows {
-            try schema.checkRow(row)
             guard includeNew || saved.slot(of: key(of: row)) != nil else { continue }
             try mergeRow(row, sequence: sequence, isOwn: false, registersNew: true, policy: policy, changes: &changes)
         }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The check a row read from outside a context (SQLite, a snapshot) passes before a context
 /// holds it: values are decoded into the app's types only when read, so what could never decode
 /// is refused when it arrives, naming the entity, attribute and object.
@@ -25,6 +27,13 @@ extension EntitySchema {
 }
 
 extension AttributeType {
+    /// SQLite's storage classes — their `typeof()` names and a value of each — in the order of
+    /// the snapshot's and the column tables' cell tags (0 NULL, 1 integer, 2 real, 3 text, 4 blob):
+    /// what turns ``admits(_:)`` into a table of tags or a list of `typeof()` names.
+    static let storageClasses: [(name: String, sample: DatabaseValue)] = [
+        ("null", .null), ("integer", .integer(0)), ("real", .real(0)), ("text", .text("")), ("blob", .blob(Data())),
+    ]
+
     /// Whether a stored value of this storage class can be read as this type (NULL is judged by
     /// optionality, not here).
     func admits(_ value: DatabaseValue) -> Bool {

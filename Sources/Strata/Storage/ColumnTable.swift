@@ -229,16 +229,6 @@ final class ColumnTable {
         garbageByteCount = 0
     }
 
-    /// Makes room for `rows` rows without reallocating the slot arrays or the key hash.
-    func reserveCapacity(_ rows: Int) {
-        for attribute in columns.indices { columns[attribute].reserveCapacity(rows) }
-        slots.reserveCapacity(rows)
-        liveFlags.reserveCapacity(rows)
-        versions.reserveCapacity(rows)
-        readVersions.reserveCapacity(rows)
-        lastUses.reserveCapacity(rows)
-    }
-
     // MARK: Blocks
 
     /// Takes `block`'s rows, each at `version`. An empty table takes the block's storage as it is
