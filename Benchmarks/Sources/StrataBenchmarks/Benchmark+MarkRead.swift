@@ -27,7 +27,7 @@ extension Benchmark {
             }
             delivered = 0
             try await measure(&result, .strata, objects: count) {
-                let submission = try main.updateAll(Article.self, ids: ids, set: ["isRead": true])
+                let submission = try await main.updateAll(Article.self, ids: ids, set: ["isRead": true])
                 try await submission.committed()
             }
             try expect(delivered == count, "the change set names \(count) updated articles (got \(delivered))")

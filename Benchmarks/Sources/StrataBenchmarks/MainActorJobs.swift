@@ -53,7 +53,7 @@ extension LatencyScenarios {
 
         recorder.isUpdating = true
         let start = ContinuousClock.now
-        let submission = try main.updateAll(Article.self, ids: ids, set: ["isRead": true])
+        let submission = try await main.updateAll(Article.self, ids: ids, set: ["isRead": true])
         recorder.samples.updateCall = ContinuousClock.now - start
         try await submission.committed()
         try await Task.sleep(for: .milliseconds(5))   // the timer's reading across the call, and any later merge

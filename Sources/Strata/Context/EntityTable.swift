@@ -29,7 +29,23 @@ final class EntityTable {
     /// The app's type for this entity (the one type that may use its name).
     let entityType: any Entity.Type
     let saved: ColumnTable
-    private(set) var edits: [DatabaseValue: Edit] = [:]
+    private(set) var edits: [DatabaseValue: Edit] = [:] {
+        didSet { mutationCount &+= 1 }
+    }
+    /// How many times the table changed other than by a read: a merge prepared off the main
+    /// actor on a copy of the table replaces it only when this has not moved since the copy.
+    private(set) var mutationCount: UInt64 = 0
+    /// While a merge is prepared off the main actor on a copy of this table, the saved copies read
+    /// meanwhile (nil otherwise): replayed on the prepared table when it replaces this one.
+    var readLog: [ReadMark]?
+
+    /// A saved copy read while a merge was being prepared: its key, slot and version then.
+    struct ReadMark {
+        let key: DatabaseValue
+        let slot: Int
+        let version: UInt64
+    }
+
     /// Copies the caller read before a merge replaced them: an edit is based on what the caller
     /// read, not on what was merged after the read. Only objects read and then merged over.
     private var staleReads: [DatabaseValue: [DatabaseValue]] = [:]
@@ -55,6 +71,23 @@ final class EntityTable {
         self.saved = ColumnTable(schema: schema)
     }
 
+    /// A copy of `other` that shares its storage until either is written (see
+    /// ``ColumnTable/copy()``): what a merge prepared off the main actor works on. The copy
+    /// remembers merged deletions whatever `other` does (a fetch may start before the copy
+    /// replaces `other`; ``ObjectGraph/adopt(_:)`` then keeps or forgets them).
+    init(copying other: EntityTable) {
+        entityType = other.entityType
+        schema = other.schema
+        saved = other.saved.copy()
+        edits = other.edits
+        staleReads = other.staleReads
+        deletions = other.deletions
+        remembersDeletions = true
+        indexes = other.indexes
+        indexesEnabled = other.indexesEnabled
+        clock = other.clock
+    }
+
     var hasEdits: Bool { !edits.isEmpty }
     var registeredCount: Int { saved.count }
     var conflictingIDs: [DatabaseValue] { edits.filter(\.value.isConflicted).map(\.key) }
@@ -68,11 +101,32 @@ final class EntityTable {
     /// Marks the saved copy in `slot` as read by the caller now (its version is what an edit
     /// made from it is based on, and it is recently used).
     func markRead(_ slot: Int) {
+        if readLog != nil { readLog!.append(ReadMark(key: saved.key(at: slot), slot: slot, version: saved.version(at: slot))) }
         clock += 1
         saved.setLastUse(clock, at: slot)
         if saved.readVersion(at: slot) != saved.version(at: slot) {
             saved.setReadVersion(saved.version(at: slot), at: slot)
             if !staleReads.isEmpty { staleReads[saved.key(at: slot)] = nil }
+        }
+    }
+
+    /// Replays the reads `old` logged (``readLog``) while this table — a copy of `old` — was
+    /// merging a change set off the main actor, as if they had happened before the merge: a copy
+    /// the merge left as it was is marked read; one it replaced keeps the version read as the
+    /// base of a later edit, and the row read (``staleReads``), as ``store(_:version:)`` would
+    /// have kept it.
+    func replayReads(of old: EntityTable) {
+        clock = max(clock, old.clock)
+        for mark in old.readLog ?? [] {
+            guard let slot = saved.slot(of: mark.key) else { continue }
+            if saved.version(at: slot) == mark.version {
+                markRead(slot)
+                continue
+            }
+            clock += 1
+            saved.setLastUse(clock, at: slot)
+            saved.setReadVersion(mark.version, at: slot)
+            staleReads[mark.key] = old.saved.row(at: mark.slot)
         }
     }
 
@@ -196,6 +250,7 @@ final class EntityTable {
     /// Builds the in-memory indexes (once) and keeps them up to date from then on.
     func enableIndexes() throws {
         guard !indexesEnabled else { return }
+        mutationCount &+= 1
         indexesEnabled = true
         indexes = try Self.emptyIndexes(of: schema)
         for slot in saved.liveSlots {
@@ -229,6 +284,7 @@ final class EntityTable {
     /// table holds nothing yet; otherwise row by row, keeping newer copies and edits. `prepared`
     /// are ``indexes(of:over:)`` of the block, used when the block is taken whole.
     func fill(_ block: ColumnBlock, asOf sequence: UInt64, prepared: [InMemoryIndex<Int>]? = nil) throws {
+        mutationCount &+= 1
         guard saved.count == 0, deletions.isEmpty else {
             for row in 0..<block.count {
                 let key = block.key(at: row)
@@ -246,6 +302,7 @@ final class EntityTable {
     /// Keeps `row` as the saved copy at `version`, updating the indexes and remembering the copy
     /// the caller last read when a newer one replaces it.
     private func store(_ row: [DatabaseValue], version: UInt64) {
+        mutationCount &+= 1
         let key = key(of: row)
         if let slot = saved.slot(of: key) {
             let read = saved.readVersion(at: slot)
@@ -264,6 +321,7 @@ final class EntityTable {
     }
 
     private func remove(_ key: DatabaseValue, sequence: UInt64) {
+        mutationCount &+= 1
         if let slot = saved.slot(of: key) { removeSlot(slot) }
         if !staleReads.isEmpty { staleReads[key] = nil }
         if remembersDeletions { deletions[key] = sequence }
@@ -271,6 +329,7 @@ final class EntityTable {
 
     /// Removes the saved copy in `slot`, and its index postings.
     private func removeSlot(_ slot: Int) {
+        mutationCount &+= 1
         if indexesEnabled {
             let view = saved.rowView(at: slot)
             for index in indexes.indices { indexes[index].remove(slot, row: view) }
@@ -435,6 +494,7 @@ final class EntityTable {
     private func patch(_ slot: Int, key: DatabaseValue, _ assignments: [(Int, DatabaseValue)], sequence: UInt64,
                        changes: inout ContextChange.EntityChanges) {
         guard saved.version(at: slot) <= sequence else { return }
+        mutationCount &+= 1
         let changed = assignments.filter { !saved.cellEquals($0.1, at: slot, $0.0) }
         if !changed.isEmpty {
             let read = saved.readVersion(at: slot)

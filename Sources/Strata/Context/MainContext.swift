@@ -60,7 +60,19 @@ public final class MainContext {
     struct Mailbox {
         var items: [StoreEvent] = []
         var isScheduled = false
+        /// The change set being merged off the main actor (``preparation``), accepted but not
+        /// merged yet: a save must not overwrite what it changes unseen.
+        var preparing: [StoreEvent] = []
+        /// Everything accepted and not merged yet, in order.
+        var unmerged: [StoreEvent] { preparing + items }
     }
+
+    /// The merge being prepared off the main actor, if any (see `MainContext+PreparedMerge`).
+    var preparation: Preparation?
+    var preparationCount: UInt64 = 0
+    /// The size (objects an operation reaches) from which a change set is merged off the main
+    /// actor, on a copy of the context's tables, rather than in place.
+    var preparedMergeThreshold = 1_000
 
     init(store: Store) {
         self.store = store
@@ -93,37 +105,72 @@ public final class MainContext {
         }
     }
 
-    /// Merges every change set waiting in the mailbox, in order, and notifies observers.
+    /// Merges the change sets waiting in the mailbox, in order, and notifies observers: small
+    /// ones in place; a large one is handed to a merge prepared off the main actor, and those
+    /// after it wait for it (it calls this again when it is done).
     func mergePending() {
-        let items = mailbox.withLock { box -> [StoreEvent] in
+        guard preparation == nil else { return }
+        timed { mergeMailbox(inPlace: false) }
+    }
+
+    /// Merges everything accepted, in place, now — also a change set being prepared off the main
+    /// actor, whose preparation is abandoned: for a save that has to see every accepted change.
+    func mergeEverything() {
+        timed {
+            abandonPreparation()
+            return mergeMailbox(inPlace: true)
+        }
+    }
+
+    /// Runs one main-actor job of merging and reports its duration, the app's handlers excluded.
+    func timed(_ job: () -> Int) {
+        let start = ContinuousClock.now
+        observerTime = .zero
+        let changeSets = job()
+        if changeSets > 0 {
+            onMainActorWork?(MainActorWork(changeSets: changeSets, duration: ContinuousClock.now - start - observerTime))
+        }
+    }
+
+    /// Merges the mailbox's change sets (see ``mergePending()``); returns how many it took.
+    @discardableResult
+    func mergeMailbox(inPlace: Bool) -> Int {
+        var items = mailbox.withLock { box -> [StoreEvent] in
             box.isScheduled = false
             defer { box.items.removeAll() }
             return box.items
         }
-        guard !items.isEmpty else {
-            evictIfNeeded()
-            return
-        }
-        let start = ContinuousClock.now
-        observerTime = .zero
-        defer {
-            onMainActorWork?(MainActorWork(changeSets: items.count, duration: ContinuousClock.now - start - observerTime))
-        }
-        for item in items {
+        var taken = 0
+        while !items.isEmpty {
+            let item = items.removeFirst()
+            taken += 1
             guard case .accepted(let sequence, let changes) = item else {
                 if case .failed(_, let changes) = item { reloadAfterFailure(changes) }
                 continue
             }
-            do {
-                if let change = try graph.merge(sequence: sequence, changes: changes), !change.isEmpty {
-                    publish(change)
-                }
-            } catch {
-                report(error, while: "merging change set \(sequence)")
+            if !inPlace, sequence > graph.mergedSequence, changes.author != graph.identity,
+               changes.reaches(preparedMergeThreshold) {
+                // Those after it wait, in order, for the prepared merge.
+                mailbox.withLock { $0.items.insert(contentsOf: items, at: 0) }
+                prepare(sequence: sequence, changes: changes, attempt: 1)
+                return taken
             }
+            mergeInPlace(sequence: sequence, changes: changes)
         }
         evictIfNeeded()
         resumeMergeWaiters()
+        return taken
+    }
+
+    /// Merges one accepted change set into the tables on the main actor and publishes it.
+    func mergeInPlace(sequence: UInt64, changes: ChangeSet) {
+        do {
+            if let change = try graph.merge(sequence: sequence, changes: changes), !change.isEmpty {
+                publish(change)
+            }
+        } catch {
+            report(error, while: "merging change set \(sequence)")
+        }
     }
 
     /// Sends a failure to the log and to ``failures()``: the app learns of it, not only the log.
@@ -155,7 +202,13 @@ public final class MainContext {
         await withCheckedContinuation { continuation in mergeWaiters.append((sequence, continuation)) }
     }
 
-    private func resumeMergeWaiters() {
+    /// Returns once the context has merged every change set the store accepted before the call,
+    /// including one being merged off the main actor.
+    func mergeAccepted() async {
+        await waitUntilMerged(through: store.pipeline.withLock { $0.nextSequence - 1 })
+    }
+
+    func resumeMergeWaiters() {
         guard !mergeWaiters.isEmpty else { return }
         let merged = graph.mergedSequence
         let ready = mergeWaiters.filter { $0.sequence <= merged }
@@ -289,8 +342,8 @@ public final class MainContext {
     @discardableResult
     public func save() throws -> Submission? {
         let mailbox = self.mailbox
-        guard let (submission, change) = try graph.save(to: store, absorb: { mergePending() },
-                                                       unmerged: { mailbox.withLock { $0.items } }) else { return nil }
+        guard let (submission, change) = try graph.save(to: store, absorb: { $0 ? mergeEverything() : mergePending() },
+                                                       unmerged: { mailbox.withLock { $0.unmerged } }) else { return nil }
         if !change.isEmpty { publish(change) }
         return submission
     }
@@ -313,23 +366,28 @@ public final class MainContext {
 
     /// Sets attributes of every object whose ID is in `ids`, in one statement at the root, and
     /// patches this context, its live queries and observers as if each object had been saved.
+    ///
+    /// Returns once the context shows the change (the root commits in the background, as after
+    /// ``save()``). A patch of many objects is prepared off the main actor and applied in one
+    /// short main-actor job, so the call suspends rather than holding the main actor; other
+    /// main-actor work runs meanwhile and sees the context as it was before the call.
     @discardableResult
     public func updateAll<E: Entity, C: Collection>(
         _ type: E.Type, ids: C, set values: [String: any DatabaseValueConvertible]
-    ) throws -> Submission where C.Element == E.ID {
+    ) async throws -> Submission where C.Element == E.ID {
         let submission = try store.updateAll(type, ids: ids, set: values)
-        mergePending()
+        await waitUntilMerged(through: submission.sequence)
         return submission
     }
 
     /// Sets attributes of every object matching `filter`, in one statement at the root, and
-    /// patches this context like ``updateAll(_:ids:set:)``.
+    /// patches this context like ``updateAll(_:ids:set:)``: returns once the context shows it.
     @discardableResult
     public func updateAll<E: Entity>(
         _ type: E.Type, where filter: Filter, set values: [String: any DatabaseValueConvertible]
-    ) throws -> Submission {
+    ) async throws -> Submission {
         let submission = try store.updateAll(type, where: filter, set: values)
-        mergePending()
+        await waitUntilMerged(through: submission.sequence)
         return submission
     }
 
@@ -355,7 +413,7 @@ public final class MainContext {
 
     // MARK: Memory
 
-    private func evictIfNeeded() {
+    func evictIfNeeded() {
         let protected = Set(liveQueries.values.flatMap { $0.heldKeys })
         for table in graph.tables.values where !table.schema.isResident {
             _ = table.evict(keeping: registeredObjectLimit, protected: protected)

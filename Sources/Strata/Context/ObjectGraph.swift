@@ -6,7 +6,14 @@ import Foundation
 final class ObjectGraph {
     let registry: SchemaRegistry
     let identity: ContextIdentity
-    var policy: MergePolicy
+    var policy: MergePolicy {
+        didSet { ownMutations &+= 1 }
+    }
+    /// Changes of the graph's own state that ``mutationStamp`` counts beside its tables'.
+    private var ownMutations: UInt64 = 0
+    /// Whether tables log the saved copies read (``EntityTable/readLog``): while a merge is
+    /// prepared on a copy of the graph.
+    private var logsReads = false
     /// How many `atomically` blocks are running; `save` is refused inside one.
     private var atomicDepth = 0
     /// Whether merges register objects the context did not hold (the main context does; workers
@@ -49,6 +56,7 @@ final class ObjectGraph {
         let table = EntityTable(type: type, schema: try registry.schema(named: name))
         if keepsIndexes { try table.enableIndexes() }
         table.remembersDeletions = fetchesInFlight > 0
+        if logsReads { table.readLog = [] }
         tables[name] = table
         return table
     }
@@ -87,6 +95,53 @@ final class ObjectGraph {
 
     /// The deletions tables remember (for tests of the bound).
     var rememberedDeletionCount: Int { tables.values.reduce(0) { $0 + $1.rememberedDeletionCount } }
+
+    // MARK: Merges prepared on a copy
+
+    /// A number that moves whenever anything but a read changes the graph (its tables' rows,
+    /// edits, indexes, or its merge policy). A copy that merged a change set replaces the graph
+    /// only if the stamp is the one taken with the copy.
+    var mutationStamp: UInt64 { tables.values.reduce(ownMutations) { $0 &+ $1.mutationCount } }
+
+    /// A copy of the graph for a merge prepared off the owner's isolation: new tables sharing
+    /// their storage with these until either side writes it (``EntityTable/init(copying:)``),
+    /// which remember merged deletions. From now on this graph's tables log what is read, for
+    /// ``adopt(_:)`` to replay.
+    func preparationCopy() -> ObjectGraph {
+        let copy = ObjectGraph(registry: registry, identity: identity, policy: policy, registersNew: registersNew,
+                               keepsIndexes: keepsIndexes, startingAt: mergedSequence)
+        copy.appliedSequence = appliedSequence
+        // New tables the copy creates remember deletions too (see `table(of:)`).
+        copy.fetchesInFlight = 1
+        copy.tables = tables.mapValues(EntityTable.init(copying:))
+        logReads(true)
+        return copy
+    }
+
+    /// Starts or stops logging reads (``EntityTable/readLog``) in every table.
+    func logReads(_ on: Bool) {
+        logsReads = on
+        for table in tables.values { table.readLog = on ? [] : nil }
+    }
+
+    /// Takes the tables of `prepared`, a ``preparationCopy()`` of this graph that has merged a
+    /// change set since, and replays on them the reads this graph logged meanwhile. Only valid
+    /// when nothing but reads changed this graph since the copy (the caller compares
+    /// ``mutationStamp``). Tables this graph created meanwhile, which the copy lacks, stay (they
+    /// are empty: filling one would have moved the stamp). Returns the tables replaced, for the
+    /// caller to release elsewhere (freeing a large table takes a while).
+    func adopt(_ prepared: ObjectGraph) -> [EntityTable] {
+        var replaced: [EntityTable] = []
+        for (name, table) in prepared.tables {
+            if let old = tables[name] { table.replayReads(of: old) }
+            table.remembersDeletions = fetchesInFlight > 0
+            if let old = tables.updateValue(table, forKey: name) { replaced.append(old) }
+        }
+        logReads(false)
+        mergedSequence = max(mergedSequence, prepared.mergedSequence)
+        appliedSequence = max(appliedSequence, prepared.appliedSequence)
+        return replaced
+    }
 
     // MARK: Merging
 
@@ -128,18 +183,20 @@ final class ObjectGraph {
     /// Submits the unsaved edits as one change set, applies them to the saved copies at the
     /// sequence the store gave them, and returns the submission and the change to publish.
     ///
-    /// `absorb` merges what is waiting in the context's mailbox; `unmerged` reads the mailbox.
+    /// `absorb` merges what is waiting in the context's mailbox (with `true`: also what is being
+    /// merged off the main actor, at once); `unmerged` reads what is accepted but not merged.
     /// The store checks, under the lock that orders all submissions, that nothing accepted but
     /// not yet merged touches an object this save writes: otherwise the save would overwrite a
     /// change the context never saw (a lost update). Then the save merges and tries again.
-    func save(to store: Store, absorb: () -> Void, unmerged: @escaping @Sendable () -> [StoreEvent]) throws
+    func save(to store: Store, absorb: (_ everything: Bool) -> Void, unmerged: @escaping @Sendable () -> [StoreEvent]) throws
         -> (Submission, ContextChange)? {
         guard atomicDepth == 0 else {
             // The block could still throw and undo edits that would already be in a change set.
             throw StrataError(.misuse, "save() was called inside atomically { }; save after the block returns")
         }
-        for _ in 0..<100 {
-            absorb()
+        for attempt in 0..<100 {
+            // A retry merges everything accepted, even what is being prepared off the main actor.
+            absorb(attempt > 0)
             do {
                 return try saveOnce(to: store, unmerged: unmerged)
             } catch is StaleSave {

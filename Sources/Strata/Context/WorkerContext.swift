@@ -156,7 +156,7 @@ public actor WorkerContext {
     public func save() throws -> Submission? {
         absorb()
         let mailbox = self.mailbox
-        return try graph.save(to: store, absorb: { absorb() }, unmerged: { mailbox.withLock { $0 } })?.0
+        return try graph.save(to: store, absorb: { _ in absorb() }, unmerged: { mailbox.withLock { $0 } })?.0
     }
 
     /// Waits until everything this worker (and anyone) submitted so far is committed.

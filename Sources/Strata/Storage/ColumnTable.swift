@@ -215,6 +215,25 @@ final class ColumnTable {
         compactIfNeeded()
     }
 
+    /// A table holding the same rows and bookkeeping that shares their storage until either
+    /// table is written: every part is a copy-on-write value, so the copy costs a few retains and
+    /// each part is copied by whichever table writes it first. What a merge prepared off the
+    /// main actor writes to while the main context keeps reading this one.
+    func copy() -> ColumnTable {
+        let copy = ColumnTable(schema: schema)
+        copy.count = count
+        copy.garbageByteCount = garbageByteCount
+        copy.columns = columns
+        copy.arena = arena
+        copy.slots = slots
+        copy.liveFlags = liveFlags
+        copy.freeSlots = freeSlots
+        copy.versions = versions
+        copy.readVersions = readVersions
+        copy.lastUses = lastUses
+        return copy
+    }
+
     /// Removes every row and releases the table's memory.
     func removeAll() {
         columns = Array(repeating: Column(), count: columns.count)

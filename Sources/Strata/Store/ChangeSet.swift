@@ -95,6 +95,24 @@ public struct ChangeSet: Sendable {
         operations.append(.bulkDelete(entity: E.entityName, target: .filter(filter)))
     }
 
+    /// Whether merging the change set reaches at least `limit` objects: one per saved or deleted
+    /// object, one per ID a bulk operation lists, and any number for a bulk operation by filter
+    /// (it may reach every object). How a context decides where to merge it; stops counting at
+    /// `limit`, and looks at no operation when there are that many.
+    func reaches(_ limit: Int) -> Bool {
+        if operations.count >= limit { return true }
+        var total = 0
+        for index in operations.indices {
+            switch operations[index] {
+            case .save, .delete: total += 1
+            case .bulkUpdate(_, .ids(let ids), _), .bulkDelete(_, .ids(let ids)): total += ids.count
+            case .bulkUpdate(_, .filter, _), .bulkDelete(_, .filter): return true
+            }
+            if total >= limit { return true }
+        }
+        return false
+    }
+
     /// The primary keys each entity's operations name; nil for an entity with an operation by
     /// filter (any of its objects may be affected).
     func touchedKeys() -> [String: [DatabaseValue]?] {

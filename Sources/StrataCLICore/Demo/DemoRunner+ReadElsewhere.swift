@@ -10,7 +10,7 @@ extension DemoRunner {
         let unreadBefore = counts.unread
         let topBefore = unreadList.ids
         let start = clock.now
-        let submission = try main.updateAll(Article.self, ids: chosen, set: ["isRead": true])
+        let submission = try await main.updateAll(Article.self, ids: chosen, set: ["isRead": true])
         let patched = clock.now - start
         try await submission.committed()
         let committed = clock.now - start

@@ -44,15 +44,28 @@ private let policies: [MergePolicy] = [.localWins, .storeWins, .mergeProperties,
 @Suite struct ConflictMatrixTests {
     @Test(arguments: policies, ConflictKind.allCases)
     func onMainContext(policy: MergePolicy, kind: ConflictKind) async throws {
+        try await onMainContext(policy: policy, kind: kind, preparedOffMainActor: false)
+    }
+
+    /// The same cases with the remote change merged off the main actor on a copy of the
+    /// context's tables, the way large change sets are (the threshold lowered to one object).
+    @Test(arguments: policies, ConflictKind.allCases)
+    func onMainContextPreparedOffMainActor(policy: MergePolicy, kind: ConflictKind) async throws {
+        try await onMainContext(policy: policy, kind: kind, preparedOffMainActor: true)
+    }
+
+    private func onMainContext(policy: MergePolicy, kind: ConflictKind, preparedOffMainActor: Bool) async throws {
         let directory = try TemporaryDirectory()
         let store = try await seededStore(directory)
         let main = store.mainContext
         main.mergePolicy = policy
+        if preparedOffMainActor { main.preparedMergeThreshold = 1 }
         _ = try await main.fetch(Query<Article>())
         if kind == .deleteUpdate { try main.delete(Article.self, id: original.id) } else { try main.update(localEdit(original)) }
 
         try await remoteChange(kind, store)
-        main.mergePending()   // the remote save was accepted: its merge is waiting in the mailbox
+        await main.mergeAccepted()   // the remote save was accepted: its merge is waiting in the mailbox
+        #expect(main.preparationCount == (preparedOffMainActor ? 1 : 0), "\(policy) \(kind): merges prepared off the main actor")
 
         let outcome = expected(policy, kind)
         #expect(main.object(Article.self, id: original.id) == outcome.shown, "\(policy) \(kind): shown")

@@ -24,7 +24,7 @@ import Testing
         failing.update(edited)
         failing.update(Article.make(404))
         let submission = try store.submit(failing)
-        main.mergePending()
+        await main.mergeAccepted()
         #expect(main.object(Article.self, id: "article-1")?.title == "never committed")
         #expect(main.object(Article.self, id: "article-404") != nil)
 
@@ -68,14 +68,14 @@ import Testing
         var first = ChangeSet()
         for index in 0..<50 { first.insert(Article.make(index, feed: 1)) }
         try store.submit(first)
-        main.mergePending()
+        await main.mergeAccepted()
         let observed = try main.observe(Query<Article>(where: Attribute("feedID") == 1))
         #expect(observed.ids.count == 50)
         for batch in 0..<5 {
             var changes = ChangeSet()
             for index in 0..<100 { changes.insert(Article.make(1_000 + batch * 100 + index, feed: 2)) }
             try store.submit(changes)
-            main.mergePending()
+            await main.mergeAccepted()
         }
         #expect(main.registeredCount(Article.self) <= 100)
         // Objects a live query shows are never evicted.
@@ -85,7 +85,7 @@ import Testing
         var feeds = ChangeSet()
         for index in 0..<300 { feeds.insert(Feed(id: Int64(index), name: "feed \(index)")) }
         try store.submit(feeds)
-        main.mergePending()
+        await main.mergeAccepted()
         #expect(main.registeredCount(Feed.self) == 300)
         try await store.persist()
     }

@@ -106,7 +106,7 @@ struct WorkerCounter: Entity, Equatable {
 
         let readIDs = (0..<10_000).map { "r-\($0 * 2)" }   // every even article
         let log = StatementLog()
-        try main.updateAll(ResidentArticle.self, ids: readIDs, set: ["isRead": true])
+        try await main.updateAll(ResidentArticle.self, ids: readIDs, set: ["isRead": true])
         // The main context is patched as soon as the root accepts the bulk update.
         for id in readIDs.prefix(50) { #expect(main.object(ResidentArticle.self, id: id)?.isRead == true) }
         #expect(main.object(ResidentArticle.self, id: "r-1")?.isRead == false)
@@ -165,7 +165,7 @@ struct WorkerCounter: Entity, Equatable {
         }
         // The root is provably busy: blocked inside the import's transaction.
         #expect(store.isPersisting)
-        main.mergePending()
+        await main.mergeAccepted()
         let before = log.statements.count
         let start = ContinuousClock.now
         let article = main.object(ResidentArticle.self, id: "r-77777")

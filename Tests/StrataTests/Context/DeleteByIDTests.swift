@@ -46,7 +46,7 @@ import Testing
         try await submission.committed()
         #expect(try await store.fetch(Article.self, id: "article-3") == nil)
         // Nothing the context showed changed: it publishes no deletion of an object it never held.
-        main.mergePending()
+        await main.mergeAccepted()
         #expect(published.isEmpty)
     }
 

@@ -131,8 +131,8 @@ import Testing
 
     // BulkUpdates.md
     @MainActor
-    func markFeedRead(_ main: MainContext, feed: Int64) throws {
-        try main.updateAll(Article.self, where: Attribute("feedID") == feed, set: ["isRead": true])
+    func markFeedRead(_ main: MainContext, feed: Int64) async throws {
+        try await main.updateAll(Article.self, where: Attribute("feedID") == feed, set: ["isRead": true])
     }
 
     @MainActor
@@ -153,7 +153,7 @@ import Testing
         try store.deleteAll(Article.self, where: Attribute("published") < cutoff)
         try store.deleteAll(Article.self, ids: deletedOnServer)    // IDs not in the store are skipped
 
-        try markFeedRead(store.mainContext, feed: 1)
+        try await markFeedRead(store.mainContext, feed: 1)
         var changes = ChangeSet()
         changes.upsert(Feed(id: 7, name: "Swift"))
         changes.updateAll(Article.self, where: Attribute("feedID") == 7, set: ["isRead": false])

@@ -19,12 +19,15 @@ struct Note: Entity, Equatable {
 @Suite struct LiveQueryPropertyTests {
     nonisolated static let seeds: [UInt64] = [1, 7, 42, 2026]
 
-    @Test(.hangWatchdog, arguments: seeds)
-    func maintainedResultsEqualRerunningTheQuery(seed: UInt64) async throws {
+    /// With the default threshold only bulk updates by filter are merged off the main actor; with
+    /// a threshold of one object every change set from elsewhere is.
+    @Test(.hangWatchdog, arguments: seeds, [1_000, 1])
+    func maintainedResultsEqualRerunningTheQuery(seed: UInt64, preparedMergeThreshold: Int) async throws {
         var random = SeededRandom(seed: seed)
         let directory = try TemporaryDirectory()
         let store = try await openStore(directory.path("s.sqlite"), entities: [Note.self])
         let main = store.mainContext
+        main.preparedMergeThreshold = preparedMergeThreshold
         try await main.loadResidentEntities()
 
         let queries: [Query<Note>] = [
@@ -48,7 +51,7 @@ struct Note: Entity, Equatable {
                 var set = ChangeSet()
                 for operation in changes { operation.add(to: &set) }
                 try store.submit(set)
-                main.mergePending()
+                await main.mergeAccepted()
             }
             for (index, live) in lives.enumerated() {
                 let rerun = try main.objects(matching: queries[index])

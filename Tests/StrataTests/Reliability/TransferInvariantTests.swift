@@ -75,7 +75,7 @@ struct Account: Entity, Equatable {
         try await store.persist()
         let stored = try await store.fetch(Query<Account>())
         #expect(stored.reduce(0) { $0 + $1.balance } == Self.accounts * Self.initialBalance, "money was created or lost (seed \(seed))")
-        await main.mergePending()
+        await main.mergeAccepted()
         let shown = await main.objects(Account.self)
         #expect(shown == stored)
         // How often the report-conflict policy made a teller retry depends on the interleaving

@@ -279,7 +279,7 @@ struct ArchivedTag: Entity, Equatable {
         changes.insert(ArchivedTag(id: 4_242, name: "phantom"))
         changes.update(ArchivedTag(id: 4_243, name: "missing"))   // SQLite rejects the whole change set
         let submission = try store.submit(changes)
-        main.mergePending()
+        await main.mergeAccepted()
         #expect(main.object(ArchivedTag.self, id: 4_242) != nil)
         if failureKnownFirst {
             await #expect(throws: StrataError.self) { try await submission.committed() }
@@ -356,7 +356,7 @@ struct ArchivedTag: Entity, Equatable {
                     var changes = ChangeSet()
                     for index in 0..<10 { changes.insert(ArchivedTag(id: Int64(batch * 10 + index), name: "t")) }
                     _ = try? store.submit(changes)
-                    main.mergePending()
+                    await main.mergeAccepted()
                 }
             }
         }

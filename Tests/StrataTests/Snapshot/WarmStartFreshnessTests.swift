@@ -121,7 +121,7 @@ import Testing
         failingA.update(ghost)
         failingA.update(ResidentArticle(404))       // missing: the whole change set fails
         let submittedA = try store.submit(failingA)
-        main.mergePending()
+        await main.mergeAccepted()
         #expect(main.object(ResidentArticle.self, id: "r-1")?.title == "never committed")
 
         let writing = Task { @MainActor in try await main.writeSnapshot(to: file) }

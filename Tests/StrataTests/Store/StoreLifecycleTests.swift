@@ -134,7 +134,7 @@ import Testing
             var deletions = ChangeSet()
             for index in stride(from: round * 100, to: round * 100 + 100, by: 1) { deletions.delete(Article.self, id: "article-\(index)") }
             try store.submit(deletions)
-            main.mergePending()
+            await main.mergeAccepted()
             #expect(await worker.object(Article.self, id: "article-\(round * 100)") == nil)   // absorbed
             #expect(await worker.rememberedDeletionCount == 0, "round \(round)")
             #expect(main.graph.rememberedDeletionCount == 0, "round \(round)")
