@@ -35,11 +35,11 @@ extension Writer {
     private func firesOtherTriggers(_ changes: [ChangeSet]) throws -> Bool {
         let version = Int64.fromDatabaseValue(try connection.rows("PRAGMA schema_version").first?.first ?? .null) ?? 0
         let tables: Set<String>
-        if let known = tablesWithOtherTriggers, known.schemaVersion == version {
+        if let known = otherTriggerTables, known.schemaVersion == version {
             tables = known.tables
         } else {
-            tables = try Self.tablesWithOtherTriggers(connection)
-            tablesWithOtherTriggers = (version, tables)
+            tables = try Self.tablesFiringOtherTriggers(connection)
+            otherTriggerTables = (version, tables)
         }
         if tables.isEmpty { return false }
         var last: EntityStatements?
@@ -58,7 +58,7 @@ extension Writer {
     /// the change log's: those that carry one, and every parent whose foreign-key action
     /// (`CASCADE`, `SET NULL`, `SET DEFAULT`) writes such a table, transitively. Foreign-key
     /// actions still run with triggers off; the triggers of the rows they change would not.
-    static func tablesWithOtherTriggers(_ connection: Connection) throws -> Set<String> {
+    static func tablesFiringOtherTriggers(_ connection: Connection) throws -> Set<String> {
         var tables: Set<String> = []
         for row in try connection.rows("SELECT name, tbl_name FROM sqlite_master WHERE type = 'trigger'", cached: false) {
             guard let name = String.fromDatabaseValue(row[0]), let table = String.fromDatabaseValue(row[1]) else { continue }

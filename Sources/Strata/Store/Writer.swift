@@ -13,7 +13,7 @@ final class Writer {
     var ownChangesMode: OwnChangesMode?
     /// The tables whose writes fire a trigger other than the change log's, as of a schema version
     /// (`PRAGMA schema_version`) (see `Writer+Triggers`).
-    var tablesWithOtherTriggers: (schemaVersion: Int64, tables: Set<String>)?
+    var otherTriggerTables: (schemaVersion: Int64, tables: Set<String>)?
 
     init(connection: Connection, registry: SchemaRegistry) {
         self.connection = connection

@@ -36,7 +36,7 @@ import Testing
         let feed = try await code(store, "Feed")
         // Feed carries only the log triggers: its change sets run with triggers off. Article's
         // full-text triggers must fire, so its change sets keep them on.
-        #expect(try await store.onQueue { writer in try Writer.tablesWithOtherTriggers(writer.connection) } == ["articles"])
+        #expect(try await store.onQueue { writer in try Writer.tablesFiringOtherTriggers(writer.connection) } == ["articles"])
         let token = try await store.currentChangeToken()
         var changes = ChangeSet()
         for id in 1...3 { changes.insert(Feed(id: Int64(id), name: "feed \(id)")) }
@@ -151,12 +151,15 @@ import Testing
         let directory = try TemporaryDirectory()
         let store = try await openStore(directory.path("s.sqlite"))
         let feed = try await code(store, "Feed")
+        var first = ChangeSet()
+        first.insert(Feed(id: 100, name: "before the trigger"))
+        try await store.submit(first).committed()   // the writer looked for other triggers: none on Feed then
         try await store.write { db in
             try db.execute("CREATE TABLE feed_audit (feed INTEGER, what TEXT)")
             try db.execute("CREATE TRIGGER feed_audit_insert AFTER INSERT ON Feed BEGIN "
                            + "INSERT INTO feed_audit VALUES (new.id, 'insert'); END")
         }
-        #expect(try await store.onQueue { writer in try Writer.tablesWithOtherTriggers(writer.connection) } == ["articles", "feed"])
+        #expect(try await store.onQueue { writer in try Writer.tablesFiringOtherTriggers(writer.connection) } == ["articles", "feed"])
         let token = try await store.currentChangeToken()
         var changes = ChangeSet()
         changes.insert(Feed(id: 1, name: "a"))
@@ -185,7 +188,7 @@ import Testing
             try db.execute("CREATE TRIGGER feed_notes_gone AFTER DELETE ON feed_notes BEGIN "
                            + "INSERT INTO notes_gone VALUES (old.id); END")
         }
-        #expect(try await store.onQueue { writer in try Writer.tablesWithOtherTriggers(writer.connection) }
+        #expect(try await store.onQueue { writer in try Writer.tablesFiringOtherTriggers(writer.connection) }
                 == ["articles", "feed_notes", "feed"])
         var changes = ChangeSet()
         changes.insert(Feed(id: 1, name: "a"))
