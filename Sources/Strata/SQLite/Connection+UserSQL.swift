@@ -10,7 +10,13 @@ extension Connection {
     static let userSQLKeyPrefix = "user:"
 
     /// Runs `body`, which prepares and runs user SQL, with transaction control denied.
+    /// - Throws: ``StrataError/Code/misuse`` if triggers are off on this connection (only the
+    ///   writer's own change sets run so, `Writer.applyingOwnChanges`): user SQL must be logged.
     func runningUserSQL<T>(_ body: () throws -> T) throws -> T {
+        guard try triggersEnabled else {
+            throw StrataError(.misuse, "user SQL ran while triggers were off on the writer's connection: "
+                              + "the change log would miss its writes", path: path)
+        }
         userSQLDepth += 1
         defer { userSQLDepth -= 1 }
         do {

@@ -4,16 +4,18 @@ import Foundation
 /// monotonically increasing generation (the log's rowid).
 ///
 /// Two writers fill it. Triggers log each row that anyone else changes — another process, the
-/// `sqlite3` shell, `Store.write` — one entry per row. Strata's own change sets are logged by the
-/// writer instead, one entry per run of same-kind operations in a change set (10,000 inserts are
-/// one entry whose key is a blob: the JSON array of the keys, in order); while the writer's
-/// transaction runs, a marker row in `strata_meta` tells the triggers to stand aside. The marker
-/// is removed before the commit, so no other connection ever sees it. The log is pruned past a
-/// bound; `strata_meta.log_floor` records the highest generation pruned away.
+/// `sqlite3` shell, `Store.write`, migrations — one entry per row. Strata's own change sets are
+/// logged by the writer instead, one entry per run of same-kind operations in a change set
+/// (10,000 inserts are one entry whose key is a blob: the JSON array of the keys, in order). The
+/// triggers never log those rows: the writer applies its change sets with triggers switched off
+/// on its own connection (`SQLITE_DBCONFIG_ENABLE_TRIGGER`, which no other connection sees), so
+/// the triggers cost Strata's own writes nothing. When a table the change sets write carries other
+/// triggers that must fire (a full-text index's, the app's own), the writer leaves triggers on
+/// and deletes the entries the log triggers made before it logs the change set itself
+/// (`Writer.applyingOwnChanges`). The log is pruned past a bound; `strata_meta.log_floor`
+/// records the highest generation pruned away.
 enum ChangeLog {
     static let table = "strata_changes"
-    /// The `strata_meta` key present only inside the writer's transactions.
-    static let writerMarker = "writer_batch"
 
     /// Operation codes stored in the log.
     static let insert: Int64 = 1, update: Int64 = 2, delete: Int64 = 3
@@ -24,34 +26,45 @@ enum ChangeLog {
         """
 
     /// The triggers that log changes to `schema`'s table, by name. `code` identifies the entity
-    /// compactly. They stand aside while the writer's marker is present.
+    /// compactly. They fire for every row written with triggers on: the writer switches them off
+    /// for its own change sets (see the type's summary).
     static func triggers(_ schema: EntitySchema, code: Int64) -> [(name: String, sql: String)] {
         let table = schema.table.quotedIdentifier
         let key = schema.primaryKey.column.quotedIdentifier
-        let prefix = "strata_log_" + schema.table
-        let unlessWriter = "WHEN NOT EXISTS (SELECT 1 FROM \(SchemaMigrator.metaTable) WHERE key = '\(writerMarker)')"
+        let prefix = triggerPrefix + schema.table
         return [
             (prefix + "_insert", """
-                CREATE TRIGGER \((prefix + "_insert").quotedIdentifier) AFTER INSERT ON \(table) \(unlessWriter) BEGIN
+                CREATE TRIGGER \((prefix + "_insert").quotedIdentifier) AFTER INSERT ON \(table) BEGIN
                     INSERT INTO \(Self.table) (entity, key, op) VALUES (\(code), new.\(key), \(insert));
                 END
                 """),
             (prefix + "_update", """
-                CREATE TRIGGER \((prefix + "_update").quotedIdentifier) AFTER UPDATE ON \(table) \(unlessWriter) BEGIN
+                CREATE TRIGGER \((prefix + "_update").quotedIdentifier) AFTER UPDATE ON \(table) BEGIN
                     INSERT INTO \(Self.table) (entity, key, op) SELECT \(code), old.\(key), \(delete) WHERE old.\(key) IS NOT new.\(key);
                     INSERT INTO \(Self.table) (entity, key, op) VALUES (\(code), new.\(key), \(update));
                 END
                 """),
             (prefix + "_delete", """
-                CREATE TRIGGER \((prefix + "_delete").quotedIdentifier) AFTER DELETE ON \(table) \(unlessWriter) BEGIN
+                CREATE TRIGGER \((prefix + "_delete").quotedIdentifier) AFTER DELETE ON \(table) BEGIN
                     INSERT INTO \(Self.table) (entity, key, op) VALUES (\(code), old.\(key), \(delete));
                 END
                 """),
         ]
     }
 
-    /// Creates `schema`'s log triggers, replacing any whose definition differs (older stores'
-    /// triggers logged Strata's own writes row by row).
+    static let triggerPrefix = "strata_log_"
+
+    /// Whether `name` is one of the log triggers of `table` (compared as SQLite compares names,
+    /// ignoring ASCII case).
+    static func isLogTrigger(_ name: String, on table: String) -> Bool {
+        let name = name.lowercased(), prefix = (triggerPrefix + table).lowercased()
+        return ["_insert", "_update", "_delete"].contains { name == prefix + $0 }
+    }
+
+    /// Creates `schema`'s log triggers, replacing any whose definition differs: runs at every
+    /// open (`SchemaMigrator`), so a store made by an earlier version gets today's triggers
+    /// (the first ones logged Strata's own writes row by row; later ones stood aside while a
+    /// `writer_batch` marker row was in `strata_meta`).
     static func installTriggers(_ schema: EntitySchema, code: Int64, _ connection: Connection) throws {
         for trigger in triggers(schema, code: code) {
             let existing = try connection.rows("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?",
@@ -89,15 +102,6 @@ enum ChangeLog {
                 try connection.execute("INSERT INTO \(ChangeLog.table) (entity, key, op) VALUES (?, ?, ?)",
                                        [.integer(run.code), key, .integer(run.op)])
             }
-        }
-    }
-
-    /// Marks the writer's transaction (triggers stand aside) or ends the mark.
-    static func markWriter(_ active: Bool, _ connection: Connection) throws {
-        if active {
-            try connection.execute("INSERT OR REPLACE INTO \(SchemaMigrator.metaTable) (key, value) VALUES ('\(writerMarker)', 1)", [])
-        } else {
-            try connection.execute("DELETE FROM \(SchemaMigrator.metaTable) WHERE key = '\(writerMarker)'", [])
         }
     }
 

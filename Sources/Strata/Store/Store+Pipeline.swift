@@ -218,22 +218,24 @@ extension Store {
                     // What the log holds before this batch: past the last commit of the pipeline
                     // only if someone else committed in between.
                     let before = try ChangeLog.generation(writer.connection)
-                    // The writer logs its change sets itself; the triggers stand aside until the commit.
-                    try ChangeLog.markWriter(true, writer.connection)
-                    for item in batch {
-                        do {
-                            try writer.connection.inSavepoint { try writer.apply(item.changes) }
-                        } catch let error as StrataError where !error.isTransient {
-                            // Some errors make SQLite roll back the whole transaction: then the
-                            // rest of the batch would run in autocommit, one statement at a time.
-                            // Fail the whole attempt instead; everything stays pending.
-                            guard writer.connection.isInTransaction else { throw error }
-                            failures[item.sequence] = error
+                    // The writer logs its change sets itself: the change-log triggers must not log
+                    // them too (triggers off on this connection for the batch, back on after it).
+                    let after = try writer.applyingOwnChanges(batch.map(\.changes)) { () throws -> Int64 in
+                        for item in batch {
+                            do {
+                                try writer.connection.inSavepoint { try writer.apply(item.changes) }
+                            } catch let error as StrataError where !error.isTransient {
+                                // Some errors make SQLite roll back the whole transaction: then the
+                                // rest of the batch would run in autocommit, one statement at a time.
+                                // Fail the whole attempt instead; everything stays pending.
+                                guard writer.connection.isInTransaction else { throw error }
+                                failures[item.sequence] = error
+                            }
                         }
+                        // Read inside the transaction: exactly the state this commit leaves.
+                        return try ChangeLog.generation(writer.connection)
                     }
-                    try ChangeLog.markWriter(false, writer.connection)
-                    // Read inside the transaction: exactly the state this commit leaves.
-                    return (before, try ChangeLog.generation(writer.connection))
+                    return (before, after)
                 }
                 try pruneChangeLogIfNeeded(writer.connection, generation: generations.1)
                 return generations

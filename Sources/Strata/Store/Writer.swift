@@ -8,6 +8,12 @@ final class Writer {
     private var entities: [String: EntityStatements] = [:]
     /// The same, by the metatype of a saved object: its entity name is not computed per object.
     private var entitiesByType: [ObjectIdentifier: EntityStatements] = [:]
+    /// How the change sets being applied are kept out of the log triggers' reach; nil outside
+    /// ``applyingOwnChanges(_:_:)`` (see `Writer+Triggers`).
+    var ownChangesMode: OwnChangesMode?
+    /// The tables whose writes fire a trigger other than the change log's, as of a schema version
+    /// (`PRAGMA schema_version`) (see `Writer+Triggers`).
+    var otherTriggerTables: (schemaVersion: Int64, tables: Set<String>)?
 
     init(connection: Connection, registry: SchemaRegistry) {
         self.connection = connection
@@ -87,31 +93,39 @@ final class Writer {
         return created
     }
 
+    /// The statements of an operation's entity; for a save, found by the object's type.
+    func statements(for operation: ChangeSet.Operation) throws -> EntityStatements {
+        guard case .save(let object, _, _) = operation else { return try statements(for: operation.entityName) }
+        let type = ObjectIdentifier(Swift.type(of: object))
+        if let known = entitiesByType[type] { return known }
+        let entity = try statements(for: operation.entityName)
+        entitiesByType[type] = entity
+        return entity
+    }
+
     // MARK: Applying change sets
 
     /// Applies a change set and logs it (inside the caller's savepoint, so a failing change set
-    /// leaves no entry): one log entry per run of same-kind operations.
+    /// leaves no entry): one log entry per run of same-kind operations. Only inside
+    /// ``applyingOwnChanges(_:_:)``, which keeps the log triggers from logging the same rows.
     func apply(_ changes: ChangeSet) throws {
+        guard let mode = ownChangesMode else {
+            throw StrataError(.misuse, "the writer applied a change set outside applyingOwnChanges: "
+                              + "the change-log triggers would log it a second time", path: connection.path)
+        }
+        // Triggers on: the log triggers logged each row; their entries go, and the writer's
+        // entries take the same generations (the log's rowid is max + 1).
+        let start = mode == .triggerEntriesRemoved ? try ChangeLog.generation(connection) : nil
         var log = ChangeLog.Batch()
         for operation in changes.operations {
             try apply(operation, log: &log)
         }
+        if let start { try connection.execute("DELETE FROM \(ChangeLog.table) WHERE generation > ?", [.integer(start)]) }
         try log.write(connection)
     }
 
     private func apply(_ operation: ChangeSet.Operation, log: inout ChangeLog.Batch) throws {
-        let entity: EntityStatements
-        if case .save(let object, _, _) = operation {
-            let type = ObjectIdentifier(Swift.type(of: object))
-            if let known = entitiesByType[type] {
-                entity = known
-            } else {
-                entity = try statements(for: operation.entityName)
-                entitiesByType[type] = entity
-            }
-        } else {
-            entity = try statements(for: operation.entityName)
-        }
+        let entity = try statements(for: operation)
         let schema = entity.schema
         switch operation {
         case .save(let object, let mode, let sealedRow):
