@@ -136,6 +136,22 @@ final class EntityTable {
         return saved.slot(of: key).map(saved.row(at:))
     }
 
+    /// Appends the values `resolved` orders what the context shows for `key` by
+    /// (``ResolvedQuery/appendSortValues(_:to:)``) when it matches the query's filter, and says
+    /// whether it did. A saved copy is read in place: only the cells the filter and the order name.
+    func appendSortValues(_ key: DatabaseValue, ifMatching resolved: ResolvedQuery, to values: inout [DatabaseValue]) -> Bool {
+        if let edit = edits[key] {
+            guard let row = edit.row, resolved.filter.matches(row) else { return false }
+            resolved.appendSortValues(row, to: &values)
+            return true
+        }
+        guard let slot = saved.slot(of: key) else { return false }
+        let view = saved.rowView(at: slot)
+        guard resolved.filter.matches(view) else { return false }
+        resolved.appendSortValues(view, to: &values)
+        return true
+    }
+
     /// What a filter is evaluated on, each object once: saved copies by slot (those not being
     /// edited) and unsaved edits by key.
     struct Candidates {
@@ -501,10 +517,12 @@ final class EntityTable {
             if read > 0, read == saved.version(at: slot), sequence > read, staleReads[key] == nil {
                 staleReads[key] = saved.row(at: slot)
             }
-            let reindex = indexesEnabled && indexes.contains { index in changed.contains { index.positions.contains($0.0) } }
-            if reindex { for index in indexes.indices { indexes[index].remove(slot, row: saved.rowView(at: slot)) } }
+            // Only the indexes over a changed attribute move the slot.
+            let reindexed = indexesEnabled
+                ? indexes.indices.filter { index in changed.contains { indexes[index].positions.contains($0.0) } } : []
+            for index in reindexed { indexes[index].remove(slot, row: saved.rowView(at: slot)) }
             for (position, value) in changed { saved.setValue(value, at: slot, position) }
-            if reindex { for index in indexes.indices { indexes[index].insert(slot, row: saved.rowView(at: slot)) } }
+            for index in reindexed { indexes[index].insert(slot, row: saved.rowView(at: slot)) }
         }
         saved.setVersion(sequence, at: slot)
         clock += 1

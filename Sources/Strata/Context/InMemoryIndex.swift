@@ -79,25 +79,28 @@ struct InMemoryIndex<ID: Hashable & Sendable>: Sendable {
         }
     }
 
+    // `switch consume`: the postings are moved out of the map's entry, so the set is uniquely
+    // referenced while it changes. Switching over the entry itself copied it into a temporary
+    // that kept the set alive, so every change copied the whole set: O(n) per insertion or
+    // removal, quadratic over a bulk update of a key many objects share (`isStarred == false`).
+
     private static func add(_ id: ID, to postings: inout Postings?) {
-        switch postings {
+        switch consume postings {
         case nil: postings = .one(id)
         case .one(let other)?: postings = other == id ? .one(id) : .many([other, id])
         case .many(var ids)?:
-            postings = nil   // let go of the set before changing it, so that it is not copied
             ids.insert(id)
             postings = .many(ids)
         }
     }
 
     private static func remove(_ id: ID, from postings: inout Postings?) {
-        switch postings {
-        case .one(let other)? where other == id: postings = nil
+        switch consume postings {
+        case nil: postings = nil
+        case .one(let other)?: postings = other == id ? nil : .one(other)
         case .many(var ids)?:
-            postings = nil
             ids.remove(id)
             postings = ids.count == 1 ? .one(ids.first!) : .many(ids)
-        default: break
         }
     }
 

@@ -125,7 +125,9 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
         guard let changes = change.entities[E.entityName], !changes.isEmpty else { return }
         let changed = Set(changes.inserted.union(changes.deleted).union(changes.updated.keys).compactMap(E.ID.fromDatabaseValue))
         do {
-            if changed.count > max(64, entries.count / 8) {
+            // Re-running the query costs a filter over every candidate and a sort; placing the
+            // changes costs a pass over the entries and a sort of the changes.
+            if changed.count > max(64, entries.count) {
                 try recompute(sequence: change.sequence, publish: true, updated: changed)
             } else {
                 try update(changed, sequence: change.sequence)
@@ -170,18 +172,21 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
         publishResult(newIDs, difference: difference, updated: changedRows, sequence: sequence, publish: publish)
     }
 
-    /// Applies a few changed IDs by binary search instead of re-running the query.
+    /// Applies changed IDs without re-running the query: a few by binary search, more in one pass
+    /// (see ``merge(_:)``).
     private func update(_ changed: Set<E.ID>, sequence: UInt64) throws {
         let table = try table()
         let oldIDs = ids
-        for id in changed {
-            if let old = members.removeValue(forKey: id) { entries.remove(at: position(of: old, id)) }
-            if let row = table.visibleRow(id.databaseValue), resolved.filter.matches(row) {
-                var sort: [DatabaseValue] = []
-                resolved.appendSortValues(row, to: &sort)
-                entries.insert((sort, id), at: insertionIndex(sort))
-                members[id] = sort
+        if changed.count <= Self.changesPlacedOneByOne {
+            for id in changed {
+                if let old = members.removeValue(forKey: id) { entries.remove(at: position(of: old, id)) }
+                if let sort = sortValues(id, table) {
+                    entries.insert((sort, id), at: insertionIndex(sort))
+                    members[id] = sort
+                }
             }
+        } else {
+            merge(changed, table)
         }
         let newIDs = resolved.window(entries).map(\.id)
         let difference = OrderedDifference.make(from: oldIDs, to: newIDs, changed: changed)
@@ -221,6 +226,51 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
         return updated
     }
 
+    /// Up to how many changed IDs are placed one by one (each a binary search and an array
+    /// insertion that moves the entries after it); more are merged in one pass.
+    static var changesPlacedOneByOne: Int { 16 }
+
+    /// The values `id`'s object is ordered by, if the context shows it and it matches the filter.
+    private func sortValues(_ id: E.ID, _ table: EntityTable) -> [DatabaseValue]? {
+        var sort: [DatabaseValue] = []
+        return table.appendSortValues(id.databaseValue, ifMatching: resolved, to: &sort) ? sort : nil
+    }
+
+    /// Places many changed IDs at once: their old entries leave in one pass, their new ones are
+    /// sorted among themselves and merged with the rest — O(n + k log k) for k changes among n
+    /// entries, where placing each (an insertion into the array) would move O(n) entries k times.
+    private func merge(_ changed: Set<E.ID>, _ table: EntityTable) {
+        entries.removeAll { changed.contains($0.id) }
+        var added: [(sort: [DatabaseValue], id: E.ID)] = []
+        for id in changed {
+            members[id] = nil
+            if let sort = sortValues(id, table) {
+                added.append((sort, id))
+                members[id] = sort
+            }
+        }
+        added.sort { precedes($0.sort, $1.sort) }
+        var merged: [(sort: [DatabaseValue], id: E.ID)] = []
+        merged.reserveCapacity(entries.count + added.count)
+        var next = 0
+        for entry in entries {
+            while next < added.count, precedes(added[next].sort, entry.sort) {
+                merged.append(added[next])
+                next += 1
+            }
+            merged.append(entry)
+        }
+        merged.append(contentsOf: added[next...])
+        entries = merged
+    }
+
+    /// Whether an entry ordered by `lhs` comes before one ordered by `rhs`.
+    private func precedes(_ lhs: [DatabaseValue], _ rhs: [DatabaseValue]) -> Bool {
+        lhs.withUnsafeBufferPointer { left in
+            rhs.withUnsafeBufferPointer { right in resolved.sortValuesInIncreasingOrder(left[...], right[...]) }
+        }
+    }
+
     /// The ID a held row's key holds (the table only holds keys of this entity's ID type).
     private static func id(_ key: DatabaseValue) -> E.ID { E.ID.fromDatabaseValue(key)! }
 
@@ -228,10 +278,7 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
         var low = 0, high = entries.count
         while low < high {
             let mid = (low + high) / 2
-            let before = entries[mid].sort.withUnsafeBufferPointer { left in
-                sort.withUnsafeBufferPointer { right in resolved.sortValuesInIncreasingOrder(left[...], right[...]) }
-            }
-            if before { low = mid + 1 } else { high = mid }
+            if precedes(entries[mid].sort, sort) { low = mid + 1 } else { high = mid }
         }
         return low
     }

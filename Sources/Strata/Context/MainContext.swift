@@ -248,6 +248,15 @@ public final class MainContext {
         return try table.query(E.self, ResolvedQuery(query, schema: table.schema))
     }
 
+    /// The IDs of the held objects that match `query`, in its order and window — what
+    /// ``objects(matching:)`` returns, without building any value (Core Data's object-ID fetch):
+    /// for picking objects to act on by ID, such as ``updateAll(_:ids:set:)``. Never runs SQL.
+    public func ids<E: Entity>(matching query: Query<E>) throws -> [E.ID] {
+        let table = try graph.table(E.self)
+        let resolved = try ResolvedQuery(query, schema: table.schema)
+        return resolved.window(try table.matchingKeys(resolved)).compactMap(E.ID.fromDatabaseValue)
+    }
+
     /// The number of held objects matching `query` (its limit and offset applied), from memory:
     /// no values are built and nothing is sorted. When the filter is exactly equality conditions
     /// on the leading attributes of an ``EntityIndex`` (`feedID == 7 && isRead == false` with an

@@ -5,8 +5,9 @@ import Strata
 ///
 /// Resident: an offline reader shows any article at once, so the main context holds them all
 /// (100,000 by default) — which is what the snapshot warm start fills back in at launch. The
-/// `(feedID, isRead)` index serves per-feed unread counts in SQL; titles and summaries are
-/// indexed for full-text search.
+/// `(feedID, isRead)` index serves per-feed unread counts, the `isStarred` one the starred count
+/// (in SQL, and from the main context's in-memory indexes); titles and summaries are indexed for
+/// full-text search.
 public struct Article: Entity, Equatable {
     public var id: String
     public var feedID: Int64
@@ -18,7 +19,7 @@ public struct Article: Entity, Equatable {
     public var isStarred: Bool
 
     public static let tableName = "articles"
-    public static let indexes = [EntityIndex(["feedID", "isRead"]), EntityIndex(["published"])]
+    public static let indexes = [EntityIndex(["feedID", "isRead"]), EntityIndex(["published"]), EntityIndex(["isStarred"])]
     public static let fullTextAttributes = ["title", "summary"]
     public static let isResident = true
 

@@ -5,7 +5,7 @@ extension DemoRunner {
     /// without loading them; the main context, its live list and the counts are patched.
     func readElsewhere() async throws {
         var random = SplitMix64(seed: options.seed ^ 0x5EAD_E15E)
-        let chosen = Array(counts.unreadIDs.shuffled(using: &random).prefix(options.readElsewhere))
+        let chosen = Array(try counts.unreadIDs.shuffled(using: &random).prefix(options.readElsewhere))
         heading(3, "Sync API: \(Format.count(chosen.count, "article")) \(chosen.count == 1 ? "was" : "were") read elsewhere")
         let unreadBefore = counts.unread
         let topBefore = unreadList.ids

@@ -44,9 +44,12 @@ import Testing
             }
             for filter in filters {
                 for (limit, offset) in [(nil, 0), (5, 0), (5, 2), (nil, 290), (0, 0)] as [(Int?, Int)] {
-                    let query = Query<Note>(where: filter, limit: limit, offset: offset)
-                    #expect(try main.count(matching: query) == (try main.objects(matching: query).count),
+                    let query = Query<Note>(where: filter, sortedBy: [Attribute("score").descending], limit: limit, offset: offset)
+                    let objects = try main.objects(matching: query)
+                    #expect(try main.count(matching: query) == objects.count,
                             "seed \(seed), round \(round), \(filter), limit \(String(describing: limit)), offset \(offset)")
+                    #expect(try main.ids(matching: query) == objects.map(\.id),
+                            "seed \(seed), round \(round), \(filter), limit \(String(describing: limit)), offset \(offset): IDs")
                 }
             }
         }
