@@ -41,7 +41,8 @@ public struct ContextChange: Sendable {
 
         mutating func update(_ id: DatabaseValue, keys: Set<String>) {
             if keys.isEmpty || inserted.contains(id) { return }
-            updated[id, default: []].formUnion(keys)
+            // A first update keeps the caller's set (a bulk update passes one set for all its objects).
+            if updated[id] == nil { updated[id] = keys } else { updated[id]!.formUnion(keys) }
         }
 
         mutating func delete(_ id: DatabaseValue) {

@@ -466,10 +466,10 @@ final class EntityTable {
             mergeDeletion(key, sequence: sequence, isOwn: isOwn, policy: policy, changes: &changes)
         case .bulkUpdate(_, let target, let assignments):
             let positions = try assignments.map { (try schema.requirePosition(of: $0.attribute), $0.value) }
-            for slot in try targets(target) {
-                let key = saved.key(at: slot)
+            let allNames = Set(assignments.map(\.attribute))
+            for (slot, key) in try targets(target) {
                 if edits[key] == nil, !positions.contains(where: { $0.0 == schema.primaryKeyIndex }) {
-                    patch(slot, key: key, positions, sequence: sequence, changes: &changes)
+                    patch(slot, key: key, positions, names: allNames, sequence: sequence, changes: &changes)
                     continue
                 }
                 var row = saved.row(at: slot)
@@ -477,18 +477,18 @@ final class EntityTable {
                 try mergeRow(row, sequence: sequence, isOwn: isOwn, registersNew: false, policy: policy, changes: &changes)
             }
         case .bulkDelete(_, let target):
-            for slot in try targets(target) {
-                mergeDeletion(saved.key(at: slot), sequence: sequence, isOwn: isOwn, policy: policy, changes: &changes)
+            for (_, key) in try targets(target) {
+                mergeDeletion(key, sequence: sequence, isOwn: isOwn, policy: policy, changes: &changes)
             }
         }
     }
 
-    /// The slots of the held objects a bulk operation reaches, each once.
-    private func targets(_ target: ChangeSet.BulkTarget) throws -> [Int] {
+    /// The slots and keys of the held objects a bulk operation reaches, each once.
+    private func targets(_ target: ChangeSet.BulkTarget) throws -> [(slot: Int, key: DatabaseValue)] {
         switch target {
         case .ids(let keys):
             var seen = Set<Int>(minimumCapacity: min(keys.count, saved.count))
-            return keys.compactMap { key in saved.slot(of: key).flatMap { seen.insert($0).inserted ? $0 : nil } }
+            return keys.compactMap { key in saved.slot(of: key).flatMap { seen.insert($0).inserted ? ($0, key) : nil } }
         case .filter(let filter):
             // The saved copies are what a bulk change applies to (edits of them meet it in the merge).
             let resolved = try ResolvedFilter(filter, schema: schema)
@@ -500,15 +500,16 @@ final class EntityTable {
             } else {
                 slots = saved.liveSlots
             }
-            return slots.filter { resolved.matches(saved.rowView(at: $0)) }
+            return slots.filter { resolved.matches(saved.rowView(at: $0)) }.map { ($0, saved.key(at: $0)) }
         }
     }
 
     /// Merges a bulk update into the saved copy in `slot`, which no edit is based on: only the
     /// assigned cells are written, the indexes touched only when an indexed attribute changed —
     /// what ``mergeRow(_:sequence:isOwn:registersNew:policy:changes:)`` does for a whole row.
-    private func patch(_ slot: Int, key: DatabaseValue, _ assignments: [(Int, DatabaseValue)], sequence: UInt64,
-                       changes: inout ContextChange.EntityChanges) {
+    /// `names` are the assigned attributes' names (the change description when all of them changed).
+    private func patch(_ slot: Int, key: DatabaseValue, _ assignments: [(Int, DatabaseValue)], names: Set<String>,
+                       sequence: UInt64, changes: inout ContextChange.EntityChanges) {
         guard saved.version(at: slot) <= sequence else { return }
         mutationCount &+= 1
         let changed = assignments.filter { !saved.cellEquals($0.1, at: slot, $0.0) }
@@ -527,7 +528,7 @@ final class EntityTable {
         saved.setVersion(sequence, at: slot)
         clock += 1
         saved.setLastUse(clock, at: slot)
-        changes.update(key, keys: Set(changed.map { schema.attributes[$0.0].name }))
+        changes.update(key, keys: changed.count == assignments.count ? names : Set(changed.map { schema.attributes[$0.0].name }))
     }
 
     /// Merges a saved copy's row.

@@ -51,9 +51,11 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
     /// Every match in order, without the window: the values it is ordered by
     /// (``ResolvedQuery/appendSortValues(_:to:)``: the sort attributes, then the key) and its ID.
     /// Not whole rows: recomputing a result of 70,000 matches would copy every text value out of
-    /// the table.
-    @ObservationIgnored private var entries: [(sort: [DatabaseValue], id: E.ID)] = []
-    @ObservationIgnored private var members: [E.ID: [DatabaseValue]] = [:]
+    /// the table. Keyed by the stored key, not the app's ID type: code generic over the app's
+    /// type is not specialized in this module, and every copy of an entry would go through its
+    /// value witnesses; IDs are made for the window only.
+    @ObservationIgnored private var entries: [(sort: [DatabaseValue], key: DatabaseValue)] = []
+    @ObservationIgnored private var members: [DatabaseValue: [DatabaseValue]] = [:]
     /// The rows of the objects in the window (``ids``): what tells an updated object from one a
     /// change named but left as it was.
     @ObservationIgnored private var windowRows: [E.ID: [DatabaseValue]] = [:]
@@ -123,7 +125,7 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
 
     func apply(_ change: ContextChange, in context: MainContext) {
         guard let changes = change.entities[E.entityName], !changes.isEmpty else { return }
-        let changed = Set(changes.inserted.union(changes.deleted).union(changes.updated.keys).compactMap(E.ID.fromDatabaseValue))
+        let changed = changes.inserted.union(changes.deleted).union(changes.updated.keys)
         do {
             // Re-running the query costs a filter over every candidate and a sort; placing the
             // changes costs a pass over the entries and a sort of the changes.
@@ -161,12 +163,12 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
     }
 
     /// Re-runs the query over the context and diffs the result against the previous one.
-    private func recompute(sequence: UInt64, publish: Bool, updated: Set<E.ID> = []) throws {
+    private func recompute(sequence: UInt64, publish: Bool, updated: Set<DatabaseValue> = []) throws {
         let table = try table()
         let oldIDs = ids
-        entries = try table.matchingSortValues(resolved).map { ($0.sort, Self.id($0.key)) }
-        members = Dictionary(uniqueKeysWithValues: entries.map { ($0.id, $0.sort) })
-        let newIDs = resolved.window(entries).map(\.id)
+        entries = try table.matchingSortValues(resolved)
+        members = Dictionary(uniqueKeysWithValues: entries.map { ($0.key, $0.sort) })
+        let newIDs = windowIDs()
         let difference = OrderedDifference.make(from: oldIDs, to: newIDs)
         let changedRows = updatedRows(newIDs, kept: Set(oldIDs).intersection(newIDs), candidates: updated, table)
         publishResult(newIDs, difference: difference, updated: changedRows, sequence: sequence, publish: publish)
@@ -174,22 +176,22 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
 
     /// Applies changed IDs without re-running the query: a few by binary search, more in one pass
     /// (see ``merge(_:)``).
-    private func update(_ changed: Set<E.ID>, sequence: UInt64) throws {
+    private func update(_ changed: Set<DatabaseValue>, sequence: UInt64) throws {
         let table = try table()
         let oldIDs = ids
         if changed.count <= Self.changesPlacedOneByOne {
-            for id in changed {
-                if let old = members.removeValue(forKey: id) { entries.remove(at: position(of: old, id)) }
-                if let sort = sortValues(id, table) {
-                    entries.insert((sort, id), at: insertionIndex(sort))
-                    members[id] = sort
+            for key in changed {
+                if let old = members.removeValue(forKey: key) { entries.remove(at: position(of: old, key)) }
+                if let sort = sortValues(key, table) {
+                    entries.insert((sort, key), at: insertionIndex(sort))
+                    members[key] = sort
                 }
             }
         } else {
             merge(changed, table)
         }
-        let newIDs = resolved.window(entries).map(\.id)
-        let difference = OrderedDifference.make(from: oldIDs, to: newIDs, changed: changed)
+        let newIDs = windowIDs()
+        let difference = OrderedDifference.make(from: oldIDs, to: newIDs)
         let updated = updatedRows(newIDs, kept: Set(oldIDs).intersection(newIDs), candidates: changed, table)
         publishResult(newIDs, difference: difference, updated: updated, sequence: sequence, publish: true)
     }
@@ -211,16 +213,21 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
         for stream in valueStreams.values { stream.yield(values) }
     }
 
+    /// The IDs of the entries in the query's window.
+    private func windowIDs() -> [E.ID] { resolved.window(entries).map { Self.id($0.key) } }
+
     /// The kept objects among `candidates` whose row changed, and the window's rows from now on
     /// (rows are read again only for the candidates; the others' rows did not change).
-    private func updatedRows(_ newIDs: [E.ID], kept: Set<E.ID>, candidates: Set<E.ID>, _ table: EntityTable) -> Set<E.ID> {
+    private func updatedRows(_ newIDs: [E.ID], kept: Set<E.ID>, candidates: Set<DatabaseValue>,
+                             _ table: EntityTable) -> Set<E.ID> {
         var rows: [E.ID: [DatabaseValue]] = [:]
         rows.reserveCapacity(newIDs.count)
         var updated: Set<E.ID> = []
         for id in newIDs {
-            let row = candidates.contains(id) || windowRows[id] == nil ? table.visibleRow(id.databaseValue) : windowRows[id]
+            let isCandidate = candidates.contains(id.databaseValue)
+            let row = isCandidate || windowRows[id] == nil ? table.visibleRow(id.databaseValue) : windowRows[id]
             rows[id] = row
-            if kept.contains(id), candidates.contains(id), row != windowRows[id] { updated.insert(id) }
+            if kept.contains(id), isCandidate, row != windowRows[id] { updated.insert(id) }
         }
         windowRows = rows
         return updated
@@ -230,30 +237,30 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
     /// insertion that moves the entries after it); more are merged in one pass.
     static var changesPlacedOneByOne: Int { 16 }
 
-    /// The values `id`'s object is ordered by, if the context shows it and it matches the filter.
-    private func sortValues(_ id: E.ID, _ table: EntityTable) -> [DatabaseValue]? {
+    /// The values `key`'s object is ordered by, if the context shows it and it matches the filter.
+    private func sortValues(_ key: DatabaseValue, _ table: EntityTable) -> [DatabaseValue]? {
         var sort: [DatabaseValue] = []
-        return table.appendSortValues(id.databaseValue, ifMatching: resolved, to: &sort) ? sort : nil
+        return table.appendSortValues(key, ifMatching: resolved, to: &sort) ? sort : nil
     }
 
-    /// Places many changed IDs at once: their old entries leave in one pass, their new ones are
-    /// sorted among themselves and merged with the rest — O(n + k log k) for k changes among n
-    /// entries, where placing each (an insertion into the array) would move O(n) entries k times.
-    private func merge(_ changed: Set<E.ID>, _ table: EntityTable) {
-        entries.removeAll { changed.contains($0.id) }
-        var added: [(sort: [DatabaseValue], id: E.ID)] = []
-        for id in changed {
-            members[id] = nil
-            if let sort = sortValues(id, table) {
-                added.append((sort, id))
-                members[id] = sort
+    /// Places many changed IDs at once: their new entries are sorted among themselves and merged
+    /// with the others in one pass that also drops their old ones — O(n + k log k) for k changes
+    /// among n entries, where placing each (an insertion into the array) would move O(n) entries
+    /// k times.
+    private func merge(_ changed: Set<DatabaseValue>, _ table: EntityTable) {
+        var added: [(sort: [DatabaseValue], key: DatabaseValue)] = []
+        for key in changed {
+            members[key] = nil
+            if let sort = sortValues(key, table) {
+                added.append((sort, key))
+                members[key] = sort
             }
         }
         added.sort { precedes($0.sort, $1.sort) }
-        var merged: [(sort: [DatabaseValue], id: E.ID)] = []
+        var merged: [(sort: [DatabaseValue], key: DatabaseValue)] = []
         merged.reserveCapacity(entries.count + added.count)
         var next = 0
-        for entry in entries {
+        for entry in entries where !changed.contains(entry.key) {
             while next < added.count, precedes(added[next].sort, entry.sort) {
                 merged.append(added[next])
                 next += 1
@@ -283,10 +290,10 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
         return low
     }
 
-    private func position(of sort: [DatabaseValue], _ id: E.ID) -> Int {
+    private func position(of sort: [DatabaseValue], _ key: DatabaseValue) -> Int {
         let index = insertionIndex(sort)
-        if index < entries.count, entries[index].id == id { return index }
-        return entries.firstIndex { $0.id == id }!
+        if index < entries.count, entries[index].key == key { return index }
+        return entries.firstIndex { $0.key == key }!
     }
 }
 
@@ -301,7 +308,7 @@ extension MainContext {
 /// IDs that left or joined, and associated removal/insertion pairs for IDs whose relative order
 /// changed (those outside a longest increasing subsequence).
 enum OrderedDifference {
-    static func make<ID: Hashable>(from old: [ID], to new: [ID], changed: Set<ID>? = nil) -> CollectionDifference<ID> {
+    static func make<ID: Hashable>(from old: [ID], to new: [ID]) -> CollectionDifference<ID> {
         var oldOffsets: [ID: Int] = [:]
         oldOffsets.reserveCapacity(old.count)
         for (offset, id) in old.enumerated() { oldOffsets[id] = offset }
