@@ -256,7 +256,7 @@ final class EntityTable {
         return resolved.windowCount(total)
     }
 
-    private func indexedCandidates(_ filter: ResolvedFilter) throws -> Set<Int>? {
+    private func indexedCandidates(_ filter: ResolvedFilter) throws -> [Int]? {
         let equalities = filter.requiredEqualities
         guard !equalities.isEmpty, !schema.indexes.isEmpty else { return nil }
         try enableIndexes()
@@ -289,9 +289,11 @@ final class EntityTable {
     /// actor by a warm start, so that filling the main context does not build them there.
     static func indexes(of schema: EntitySchema, over block: ColumnBlock) throws -> [InMemoryIndex<Int>] {
         var indexes = try emptyIndexes(of: schema)
+        let sample = (0..<min(block.count, 256)).map(block.rowView(at:))
+        for index in indexes.indices { indexes[index].reserveCapacity(rows: block.count, sample: sample) }
         for row in 0..<block.count {
             let view = block.rowView(at: row)
-            for index in indexes.indices { indexes[index].insert(row, row: view) }
+            for index in indexes.indices { indexes[index].insertListed(row, row: view) }
         }
         return indexes
     }

@@ -70,4 +70,48 @@ import Testing
         #expect(index.count(exactly: [4: .integer(1)]) == nil, "not a prefix: the index cannot answer alone")
         #expect(index.count(exactly: [1: .null]) == 0, "NULL equals nothing")
     }
+    /// An index built over a block lists its postings in arrays (`insertListed`) and turns them
+    /// into sets at the first change: after random insertions and removals it answers exactly as
+    /// one built object by object.
+    @Test func anIndexBuiltOverABlockChangesLikeOneBuiltObjectByObject() throws {
+        let seed = SeededRandom.seed(for: "anIndexBuiltOverABlockChangesLikeOneBuiltObjectByObject")
+        var random = SeededRandom(seed: seed)
+        let schema = try SchemaRegistry([Note.self]).schema(for: Note.self)
+        var listed = InMemoryIndex<Int64>(positions: [1, 4], schema: schema)   // group, isDone
+        var inserted = listed
+        var rows: [Int64: [DatabaseValue]] = [:]
+        func row() -> [DatabaseValue] {
+            var row = [DatabaseValue](repeating: .null, count: schema.attributes.count)
+            row[1] = .integer(Int64(random.next(3)))
+            row[4] = .integer(Int64(random.next(2)))
+            return row
+        }
+        for id in 0..<Int64(200) {
+            rows[id] = row()
+            listed.insertListed(id, row: rows[id]!)
+            inserted.insert(id, row: rows[id]!)
+        }
+        for step in 0..<400 {
+            let id = Int64(random.next(260))
+            if let old = rows[id], random.next(2) == 0 {
+                listed.remove(id, row: old)
+                inserted.remove(id, row: old)
+                rows[id] = nil
+            } else if rows[id] == nil {
+                rows[id] = row()
+                listed.insert(id, row: rows[id]!)
+                inserted.insert(id, row: rows[id]!)
+            }
+            for group in 0..<3 {
+                for done in 0..<2 {
+                    let both: [Int: DatabaseValue] = [1: .integer(Int64(group)), 4: .integer(Int64(done))]
+                    let expected = Set(rows.filter { $0.value[1] == .integer(Int64(group)) && $0.value[4] == .integer(Int64(done)) }.keys)
+                    #expect(Set(listed.candidates(both) ?? []) == expected, "seed \(seed) step \(step)")
+                    #expect(listed.candidates(both)?.count == expected.count, "seed \(seed) step \(step): listed once each")
+                    #expect(listed.count(exactly: both) == inserted.count(exactly: both), "seed \(seed) step \(step)")
+                    #expect(listed.count(exactly: [1: .integer(Int64(group))]) == inserted.count(exactly: [1: .integer(Int64(group))]))
+                }
+            }
+        }
+    }
 }
