@@ -43,7 +43,7 @@ extension EntityTable {
 
     /// The objects matching a query, evaluated in memory over what the context shows.
     func query<E: Entity>(_ type: E.Type, _ resolved: ResolvedQuery) throws -> [E] {
-        try visible(E.self, keys: resolved.window(try matchingKeys(resolved)))
+        try visible(E.self, keys: try windowKeys(resolved))
     }
 
     /// Records an insert of `value`.

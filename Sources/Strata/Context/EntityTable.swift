@@ -197,47 +197,6 @@ final class EntityTable {
         return candidates.slots.map(saved.key(at:)) + candidates.edited
     }
 
-    /// The keys of the objects matching a query's filter, sorted by its order, without its
-    /// window. Saved copies are judged in place: only the attributes the filter and the order
-    /// name are read, no row is copied out.
-    func matchingKeys(_ resolved: ResolvedQuery) throws -> [DatabaseValue] {
-        let matches = try sortedMatches(resolved)
-        return matches.order.map { matches.keys[$0] }
-    }
-
-    /// ``matchingKeys(_:)`` with the values each match is ordered by
-    /// (``ResolvedQuery/appendSortValues(_:to:)``): what a live query keeps to place changes.
-    func matchingSortValues(_ resolved: ResolvedQuery) throws -> [(sort: [DatabaseValue], key: DatabaseValue)] {
-        let matches = try sortedMatches(resolved)
-        let width = resolved.sort.count + 1
-        return matches.order.map { (Array(matches.sortValues[($0 * width)..<(($0 + 1) * width)]), matches.keys[$0]) }
-    }
-
-    /// Every match's key and sort values (flat: `sort.count + 1` per match, so that no array is
-    /// made per match), and the order that sorts them.
-    private func sortedMatches(_ resolved: ResolvedQuery) throws
-        -> (keys: [DatabaseValue], sortValues: [DatabaseValue], order: [Int]) {
-        let candidates = try candidates(resolved.filter)
-        var keys: [DatabaseValue] = []
-        let width = resolved.sort.count + 1
-        var sortValues: [DatabaseValue] = []
-        for slot in candidates.slots {
-            let view = saved.rowView(at: slot)
-            guard resolved.filter.matches(view) else { continue }
-            keys.append(saved.key(at: slot))
-            resolved.appendSortValues(view, to: &sortValues)
-        }
-        for key in candidates.edited {
-            guard let row = edits[key]?.row, resolved.filter.matches(row) else { continue }
-            keys.append(key)
-            resolved.appendSortValues(row, to: &sortValues)
-        }
-        let order = sortValues.withUnsafeBufferPointer { values in
-            keys.indices.sorted { resolved.sortValuesInIncreasingOrder(values[($0 * width)...], values[($1 * width)...]) }
-        }
-        return (keys, sortValues, order)
-    }
-
     /// How many objects the context shows match a query (its window applied), without building
     /// values or sorting: straight from an in-memory index when the filter is exactly equalities
     /// on an index's leading attributes and nothing is being edited, else by evaluating the

@@ -254,7 +254,7 @@ public final class MainContext {
     public func ids<E: Entity>(matching query: Query<E>) throws -> [E.ID] {
         let table = try graph.table(E.self)
         let resolved = try ResolvedQuery(query, schema: table.schema)
-        return resolved.window(try table.matchingKeys(resolved)).compactMap(E.ID.fromDatabaseValue)
+        return try table.windowKeys(resolved).compactMap(E.ID.fromDatabaseValue)
     }
 
     /// The number of held objects matching `query` (its limit and offset applied), from memory:

@@ -194,12 +194,16 @@ private func evaluateInMemory(_ query: Query<PropertyRow>, _ schema: EntitySchem
             let rows = ids.prefix(300).map { random.row(id: $0) }
             let (store, schema, encoded) = try await makeStore(directory, "dataset-\(dataset).sqlite", rows: rows)
             #expect(try await store.count(Query<PropertyRow>()) == rows.count)
+            // The main context's own query path (in-memory indexes, a bounded sort for a window).
+            let main = await store.mainContext
+            #expect(try await main.fetch(Query<PropertyRow>()).count == rows.count)
             for index in 0..<175 {
                 let query = random.query(random.filter())
                 let context = "seed \(seed) (rerun with STRATA_SEED=\(seed)), dataset \(dataset), query \(index): \(describe(query))"
                 let fromSQL = try await store.fetch(query)
                 let inMemory = try evaluateInMemory(query, schema, encoded)
                 #expect(fromSQL.map(\.id) == inMemory, "\(context)")
+                #expect(try await main.ids(matching: query) == inMemory, "\(context): main context")
                 #expect(try await store.count(query) == inMemory.count, "\(context)")
                 compared += 1
                 if !inMemory.isEmpty { nonEmpty += 1 }

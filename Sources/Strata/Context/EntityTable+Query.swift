@@ -1,0 +1,103 @@
+import Foundation
+
+/// Queries over what a table shows, evaluated in memory: the candidates' cells are read in place
+/// (only the attributes the filter and the order name), keys are made only for the objects a
+/// caller gets, and a query with a limit orders only as many matches as its window needs.
+extension EntityTable {
+    /// The objects matching a query's filter, not yet ordered: saved copies by slot, then unsaved
+    /// edits by key, and the values each is ordered by — flat, `width` per match (no array per
+    /// match). The key is among them only when the query has no sort attribute; otherwise it only
+    /// breaks ties, and is read when two matches tie.
+    struct Matches {
+        var slots: [Int] = []
+        var edited: [DatabaseValue] = []
+        var sortValues: [DatabaseValue] = []
+        var width = 0
+        var keyIsSorted = false
+        var count: Int { slots.count + edited.count }
+    }
+
+    /// The matches of `resolved`'s filter among the candidates (``candidates(_:)``).
+    func matches(_ resolved: ResolvedQuery) throws -> Matches {
+        let candidates = try candidates(resolved.filter)
+        var matches = Matches()
+        matches.keyIsSorted = resolved.sort.isEmpty
+        matches.width = resolved.sort.count + (matches.keyIsSorted ? 1 : 0)
+        func append(_ row: some RowSource) {
+            for (position, _) in resolved.sort { matches.sortValues.append(row.value(at: position)) }
+            if matches.keyIsSorted { matches.sortValues.append(row.value(at: schema.primaryKeyIndex)) }
+        }
+        for slot in candidates.slots {
+            let view = saved.rowView(at: slot)
+            guard resolved.filter.matches(view) else { continue }
+            matches.slots.append(slot)
+            append(view)
+        }
+        for key in candidates.edited {
+            guard let row = edits[key]?.row, resolved.filter.matches(row) else { continue }
+            matches.edited.append(key)
+            append(row)
+        }
+        return matches
+    }
+
+    /// The key of match `index`.
+    func key(of index: Int, in matches: Matches) -> DatabaseValue {
+        index < matches.slots.count ? saved.key(at: matches.slots[index]) : matches.edited[index - matches.slots.count]
+    }
+
+    /// The matches' indexes in the query's order (SQL's: the sort attributes, then the key
+    /// ascending) — only the first `needed` when given: a bounded insertion then keeps the
+    /// smallest ones, O(n log k) instead of sorting all n.
+    func order(_ matches: Matches, _ resolved: ResolvedQuery, first needed: Int? = nil) -> [Int] {
+        let ascending = resolved.sort.map(\.ascending) + (matches.keyIsSorted ? [true] : [])
+        let width = matches.width
+        return matches.sortValues.withUnsafeBufferPointer { values in
+            func precedes(_ lhs: Int, _ rhs: Int) -> Bool {
+                for column in 0..<width {
+                    let order = DatabaseValue.compare(values[lhs * width + column], values[rhs * width + column])
+                    if order != 0 { return ascending[column] ? order < 0 : order > 0 }
+                }
+                return !matches.keyIsSorted && DatabaseValue.compare(key(of: lhs, in: matches), key(of: rhs, in: matches)) < 0
+            }
+            guard let needed, needed < matches.count / 2 else { return (0..<matches.count).sorted(by: precedes) }
+            var first: [Int] = []
+            first.reserveCapacity(needed + 1)
+            for index in 0..<matches.count where needed > 0 {
+                if first.count == needed {
+                    guard precedes(index, first[needed - 1]) else { continue }
+                    first.removeLast()
+                }
+                var low = 0, high = first.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    if precedes(first[middle], index) { low = middle + 1 } else { high = middle }
+                }
+                first.insert(index, at: low)
+            }
+            return first
+        }
+    }
+
+    /// The keys of the objects in a query's window, in its order. Keys are made for those only.
+    func windowKeys(_ resolved: ResolvedQuery) throws -> [DatabaseValue] {
+        let matches = try matches(resolved)
+        let needed = resolved.limit.map { resolved.offset.addingReportingOverflow($0).overflow ? Int.max : resolved.offset + $0 }
+        let order = order(matches, resolved, first: needed)
+        return resolved.window(order).map { key(of: $0, in: matches) }
+    }
+
+    /// Every match, in the query's order (no window), with the values it is ordered by
+    /// (``ResolvedQuery/appendSortValues(_:to:)``: the sort attributes, then the key): what a live
+    /// query keeps to place changes.
+    func matchingSortValues(_ resolved: ResolvedQuery) throws -> [(sort: [DatabaseValue], key: DatabaseValue)] {
+        let matches = try matches(resolved)
+        let sorted = resolved.sort.count, width = matches.width
+        return order(matches, resolved).map { index in
+            let key = key(of: index, in: matches)
+            var sort = Array(matches.sortValues[(index * width)..<(index * width + sorted)])
+            sort.append(key)
+            return (sort, key)
+        }
+    }
+}
