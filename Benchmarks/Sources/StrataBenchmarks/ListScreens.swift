@@ -5,8 +5,12 @@ struct ListScreens: Equatable, Sendable {
     var pageIDs: [String] = []
 
     mutating func add(count: Int, page: [some ArticleFields]) {
+        add(count: count, pageIDs: page.map(\.id))
+    }
+
+    mutating func add(count: Int, pageIDs ids: [String]) {
         unread += count
-        pageIDs += page.map(\.id)
+        pageIDs += ids
     }
 }
 

@@ -68,7 +68,19 @@ enum StrataPeer {
 
     /// P8b: for each feed, a list screen's two reads — the unread count and the first 50 unread,
     /// newest first — from memory.
+    /// P8b as a list screen asks it: the count, and the first page as lazy results (IDs and rows;
+    /// a table view builds the values of the cells it shows).
     static func listScreens(_ feeds: [Int64], in main: MainContext) throws -> ListScreens {
+        var screens = ListScreens()
+        for feed in feeds {
+            screens.add(count: try main.count(matching: unreadQuery(feed: feed)),
+                        pageIDs: try main.results(matching: unreadQuery(feed: feed, newest: true)).ids)
+        }
+        return screens
+    }
+
+    /// P8b with every value of every page built (`objects(matching:)`): reported beside it.
+    static func listScreensBuildingValues(_ feeds: [Int64], in main: MainContext) throws -> ListScreens {
         var screens = ListScreens()
         for feed in feeds {
             screens.add(count: try main.count(matching: unreadQuery(feed: feed)),

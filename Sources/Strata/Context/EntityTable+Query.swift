@@ -29,7 +29,7 @@ extension EntityTable {
         }
         for slot in candidates.slots {
             let view = saved.rowView(at: slot)
-            guard resolved.filter.matches(view) else { continue }
+            guard candidates.slotsMatch || resolved.filter.matches(view) else { continue }
             matches.slots.append(slot)
             append(view)
         }
@@ -85,6 +85,32 @@ extension EntityTable {
         let needed = resolved.limit.map { resolved.offset.addingReportingOverflow($0).overflow ? Int.max : resolved.offset + $0 }
         let order = order(matches, resolved, first: needed)
         return resolved.window(order).map { key(of: $0, in: matches) }
+    }
+
+    /// The objects in a query's window as ``QueryResults``: their IDs, and their rows copied cell
+    /// by cell (saved copies, which are marked read as ``visible(_:_:)`` marks them) or as rows
+    /// (unsaved edits).
+    func results<E: Entity>(_ type: E.Type, _ resolved: ResolvedQuery) throws -> QueryResults<E> {
+        let matches = try matches(resolved)
+        let needed = resolved.limit.map { resolved.offset.addingReportingOverflow($0).overflow ? Int.max : resolved.offset + $0 }
+        let window = resolved.window(order(matches, resolved, first: needed))
+        var ids: [E.ID] = [], slots: [Int] = [], edited: [Int: [DatabaseValue]] = [:]
+        ids.reserveCapacity(window.count)
+        slots.reserveCapacity(window.count)
+        for index in window {
+            guard let id = E.ID.fromDatabaseValue(key(of: index, in: matches)) else { continue }
+            if index < matches.slots.count {
+                let slot = matches.slots[index]
+                markRead(slot)
+                slots.append(slot)
+            } else if let row = edits[matches.edited[index - matches.slots.count]]?.row {
+                edited[ids.count] = row
+            } else {
+                continue
+            }
+            ids.append(id)
+        }
+        return QueryResults(ids: ids, saved: saved.block(slots), edited: edited)
     }
 
     /// Every match, in the query's order (no window), with the values it is ordered by

@@ -157,6 +157,9 @@ final class EntityTable {
     struct Candidates {
         var slots: [Int] = []
         var edited: [DatabaseValue] = []
+        /// Whether every saved copy in `slots` is known to match (an index answered the whole
+        /// filter): only the edits need evaluating.
+        var slotsMatch = false
     }
 
     /// Every object the context shows.
@@ -183,9 +186,10 @@ final class EntityTable {
             }
             return candidates
         }
-        if let indexed = try indexedCandidates(filter) {
-            candidates.slots = edits.isEmpty ? Array(indexed) : indexed.filter { edits[saved.key(at: $0)] == nil }
+        if let (indexed, exact) = try indexedCandidates(filter) {
+            candidates.slots = edits.isEmpty ? indexed : indexed.filter { edits[saved.key(at: $0)] == nil }
             candidates.edited = edits.compactMap { $0.value.row == nil ? nil : $0.key }
+            candidates.slotsMatch = exact
             return candidates
         }
         return scanCandidates()
@@ -215,11 +219,18 @@ final class EntityTable {
         return resolved.windowCount(total)
     }
 
-    private func indexedCandidates(_ filter: ResolvedFilter) throws -> [Int]? {
+    /// The fewest candidates an index gives for the filter's equalities, and whether they are
+    /// exactly the filter's matches (the filter is nothing but equalities on a prefix of that
+    /// index's attributes, none with NULL: ``InMemoryIndex/count(exactly:)``'s case).
+    private func indexedCandidates(_ filter: ResolvedFilter) throws -> (slots: [Int], exact: Bool)? {
         let equalities = filter.requiredEqualities
         guard !equalities.isEmpty, !schema.indexes.isEmpty else { return nil }
         try enableIndexes()
-        return indexes.lazy.compactMap { $0.candidates(equalities) }.min { $0.count < $1.count }
+        if let exactly = filter.equalitiesOnly, !exactly.values.contains(where: \.isNull),
+           let slots = indexes.lazy.compactMap({ $0.count(exactly: exactly) == nil ? nil : $0.candidates(exactly) }).first {
+            return (slots, true)
+        }
+        return indexes.lazy.compactMap { $0.candidates(equalities) }.min { $0.count < $1.count }.map { ($0, false) }
     }
 
     /// Builds the in-memory indexes (once) and keeps them up to date from then on.
@@ -457,7 +468,7 @@ final class EntityTable {
             if let keys = resolved.requiredKeys, keys.count <= saved.count {
                 slots = Array(Set(keys.compactMap(saved.slot(of:))))
             } else if let indexed = try indexedCandidates(resolved) {
-                slots = Array(indexed)
+                slots = indexed.slots
             } else {
                 slots = saved.liveSlots
             }

@@ -257,6 +257,14 @@ public final class MainContext {
         return try table.windowKeys(resolved).compactMap(E.ID.fromDatabaseValue)
     }
 
+    /// The held objects that match `query`, in its order and window, as IDs and rows whose values
+    /// are built only when accessed (``QueryResults``): for list screens, which show a few of the
+    /// objects they ask for. Never runs SQL.
+    public func results<E: Entity>(matching query: Query<E>) throws -> QueryResults<E> {
+        let table = try graph.table(E.self)
+        return try table.results(E.self, ResolvedQuery(query, schema: table.schema))
+    }
+
     /// The number of held objects matching `query` (its limit and offset applied), from memory:
     /// no values are built and nothing is sorted. When the filter is exactly equality conditions
     /// on the leading attributes of an ``EntityIndex`` (`feedID == 7 && isRead == false` with an

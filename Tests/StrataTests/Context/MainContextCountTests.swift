@@ -50,6 +50,9 @@ import Testing
                             "seed \(seed), round \(round), \(filter), limit \(String(describing: limit)), offset \(offset)")
                     #expect(try main.ids(matching: query) == objects.map(\.id),
                             "seed \(seed), round \(round), \(filter), limit \(String(describing: limit)), offset \(offset): IDs")
+                    let results = try main.results(matching: query)
+                    #expect(results.ids == objects.map(\.id) && Array(results) == objects,
+                            "seed \(seed), round \(round), \(filter), limit \(String(describing: limit)), offset \(offset): results")
                 }
             }
         }

@@ -75,6 +75,20 @@ import Testing
         let editor = store.makeWorkerContext(name: "editor", mergePolicy: .mergeProperties)
         await editor.setMergePolicy(.reportConflict)
         #expect(await editor.mergePolicy == .reportConflict)
+
+        let main = await store.mainContext
+        _ = try await main.fetch(Query<Article>())
+        let (page, unread) = try await listScreen(main, feed: 1)
+        #expect(page.ids == ["a2"] && page.first?.title == "Contexts" && unread == 1)
+    }
+
+    @MainActor
+    func listScreen(_ main: MainContext, feed: Int64) throws -> (QueryResults<Article>, Int) {
+        let page = try main.results(matching: Query<Article>(
+            where: Attribute("feedID") == feed && Attribute("isRead") == false,
+            sortedBy: [Attribute("published").descending], limit: 50))
+        let unread = try main.count(matching: Query<Article>(where: Attribute("feedID") == feed && Attribute("isRead") == false))
+        return (page, unread)
     }
 
     // WarmStartWithSnapshots.md

@@ -19,6 +19,8 @@ private struct PropertyRow: Entity, Equatable {
     var body: String
 
     static let fullTextAttributes = ["body"]
+    /// So that the main context's query path answers equalities from its in-memory indexes.
+    static let indexes = [EntityIndex(["amount", "flag"]), EntityIndex(["name"])]
 }
 
 private let propertyEntities: [any Entity.Type] = [PropertyRow.self]
