@@ -80,6 +80,10 @@ final class Connection {
         try execute("PRAGMA synchronous = \(options.synchronousFull ? "FULL" : "NORMAL")")
         if let limit = options.journalSizeLimit { try execute("PRAGMA journal_size_limit = \(max(-1, limit))") }
         try execute("PRAGMA foreign_keys = ON")
+        // Statement journals — one for each statement that changes several rows inside a
+        // savepoint, which is every change set's — stay in memory instead of spilling to a
+        // temporary file: a 10,000-row UPDATE otherwise writes its old pages out a second time.
+        try execute("PRAGMA temp_store = MEMORY")
     }
 
     deinit {

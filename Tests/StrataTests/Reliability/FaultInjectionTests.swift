@@ -71,11 +71,11 @@ import Testing
             }
             switch setup.name {
             case "normal":
-                // Every read, every write to the database and the WAL, every fsync; a sample of
-                // the statement journal's writes (thousands: SQLite spills it to a temporary file).
+                // Every read, every write to the database and the WAL, every fsync. Statement
+                // journals stay in memory (`temp_store = MEMORY`): no temporary file is written.
+                try #require(counts.count(.write, in: .statementJournal) == 0, "a statement journal spilled to a file")
                 add(.read, in: .any, every(counts.count(.read), sample: 16))
                 for file in [FaultFile.database, .wal, .other] { add(.write, in: file, every(counts.count(.write, in: file), sample: 16)) }
-                add(.write, in: .statementJournal, every(counts.count(.write, in: .statementJournal), all: 0, sample: 4))
                 add(.sync, in: .any, every(counts.count(.sync), sample: 16))
             case "full":
                 // FULL adds the commit's fsync; its writes are the ones the NORMAL sweep covered.
@@ -186,20 +186,18 @@ import Testing
     /// Where, inside the batch's transaction, the fault hits.
     enum BatchFault: String, CaseIterable, Sendable, CustomStringConvertible {
         /// A page read while a change set is applied, with a tiny page cache (once, SQLITE_IOERR_READ).
+        /// (Statement journals stay in memory, `temp_store = MEMORY`: they have no write to fail.)
         case read
-        /// A write of the statement journal, which SQLite spills to a temporary file (once, SQLITE_IOERR_WRITE).
-        case statementJournalWrite
         /// A WAL write while the transaction runs: a tiny page cache makes SQLite spill dirty
         /// pages before COMMIT (persistent, SQLITE_FULL).
         case walSpill
 
         var description: String { rawValue }
         fileprivate var kind: FaultKind { self == .read ? .read : .write }
-        fileprivate var file: FaultFile { [.read: FaultFile.any, .statementJournalWrite: .statementJournal, .walSpill: .wal][self]! }
+        fileprivate var file: FaultFile { [.read: FaultFile.any, .walSpill: .wal][self]! }
         fileprivate var code: Int32 {
             switch self {
             case .read: Int32(STRATA_FAULT_SQLITE_IOERR_READ)
-            case .statementJournalWrite: Int32(STRATA_FAULT_SQLITE_IOERR_WRITE)
             case .walSpill: sqliteFull
             }
         }
@@ -224,11 +222,9 @@ import Testing
             }
             strata_fault_disarm()
             let store = try await fixture.open(try fixture.freshCopy(), configuration: configuration)
-            if fault != .statementJournalWrite {
-                // A tiny page cache: pages are read again (not kept from the first change set)
-                // and dirty pages spill to the WAL while the transaction runs.
-                try await store.onQueue { writer in try writer.connection.execute("PRAGMA cache_size = 4") }
-            }
+            // A tiny page cache: pages are read again (not kept from the first change set)
+            // and dirty pages spill to the WAL while the transaction runs.
+            try await store.onQueue { writer in try writer.connection.execute("PRAGMA cache_size = 4") }
             let gate = QueueGate()
             let blocked = Task { try await store.read { _ in gate.hold() } }
             try #require(await waitOff(gate.entered), "the store's queue never ran the blocking read")
