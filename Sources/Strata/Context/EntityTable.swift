@@ -89,6 +89,7 @@ final class EntityTable {
     }
 
     var hasEdits: Bool { !edits.isEmpty }
+    var editCount: Int { edits.count }
     var registeredCount: Int { saved.count }
     var conflictingIDs: [DatabaseValue] { edits.filter(\.value.isConflicted).map(\.key) }
     /// The saved copies' primary keys.
@@ -175,9 +176,8 @@ final class EntityTable {
     /// objects shown (never more lookups than a scan), else an index's matches, else everything.
     func candidates(_ filter: ResolvedFilter) throws -> Candidates {
         var candidates = Candidates()
-        if let keys = filter.requiredKeys, keys.count <= saved.count + edits.count {
-            var seen = Set<DatabaseValue>(minimumCapacity: keys.count)
-            for key in keys where seen.insert(key).inserted {
+        if let keys = lookupKeys(filter), keys.count <= saved.count + edits.count {
+            for key in keys {
                 if let edit = edits[key] {
                     if edit.row != nil { candidates.edited.append(key) }
                 } else if let slot = saved.slot(of: key) {
@@ -195,6 +195,20 @@ final class EntityTable {
         return scanCandidates()
     }
 
+    /// The distinct keys a filter pins (``ResolvedFilter/requiredKeys``) as held keys are stored —
+    /// numbers in the key attribute's class, so that `id IN (1.0)` finds the integer key 1, NULL
+    /// (which equals nothing) left out — or nil when some comparison is not a plain hash lookup
+    /// in SQL (``InMemoryIndex/decidesEquality(_:in:)``) or the filter pins no key.
+    private func lookupKeys(_ filter: ResolvedFilter) -> [DatabaseValue]? {
+        let type = schema.primaryKey.type
+        guard let keys = filter.requiredKeys, keys.allSatisfy({ InMemoryIndex<Int>.decidesEquality($0, in: type) }) else {
+            return nil
+        }
+        let numbers = InMemoryIndex<Int>.numberClass(type)
+        var seen = Set<DatabaseValue>(minimumCapacity: keys.count)
+        return keys.map { InMemoryIndex<Int>.normalized($0, numbers) }.filter { !$0.isNull && seen.insert($0).inserted }
+    }
+
     /// The keys of the objects a filter has to be evaluated on (see ``candidates(_:)``).
     func candidateKeys(_ filter: ResolvedFilter) throws -> [DatabaseValue] {
         let candidates = try candidates(filter)
@@ -206,7 +220,8 @@ final class EntityTable {
     /// on an index's leading attributes and nothing is being edited, else by evaluating the
     /// filter on the candidates.
     func count(_ resolved: ResolvedQuery) throws -> Int {
-        if edits.isEmpty, let equalities = resolved.filter.equalitiesOnly, !schema.indexes.isEmpty {
+        if edits.isEmpty, let equalities = resolved.filter.equalitiesOnly, !schema.indexes.isEmpty,
+           equalities.allSatisfy({ InMemoryIndex<Int>.decidesEquality($0.value, in: schema.attributes[$0.key].type) }) {
             try enableIndexes()
             if let total = indexes.lazy.compactMap({ $0.count(exactly: equalities) }).first {
                 return resolved.windowCount(total)
@@ -224,7 +239,9 @@ final class EntityTable {
     /// index's attributes, none with NULL: ``InMemoryIndex/count(exactly:)``'s case).
     private func indexedCandidates(_ filter: ResolvedFilter) throws -> (slots: [Int], exact: Bool)? {
         let equalities = filter.requiredEqualities
-        guard !equalities.isEmpty, !schema.indexes.isEmpty else { return nil }
+        guard !equalities.isEmpty, !schema.indexes.isEmpty,
+              equalities.allSatisfy({ InMemoryIndex<Int>.decidesEquality($0.value, in: schema.attributes[$0.key].type) })
+        else { return nil }
         try enableIndexes()
         if let exactly = filter.equalitiesOnly, !exactly.values.contains(where: \.isNull),
            let slots = indexes.lazy.compactMap({ $0.count(exactly: exactly) == nil ? nil : $0.candidates(exactly) }).first {
@@ -292,7 +309,9 @@ final class EntityTable {
     private func store(_ row: [DatabaseValue], version: UInt64) {
         mutationCount &+= 1
         let key = key(of: row)
-        if let slot = saved.slot(of: key) {
+        // One hash lookup: the key's slot, or a new one claimed for it.
+        let (slot, isNew) = saved.claim(key)
+        if !isNew {
             let read = saved.readVersion(at: slot)
             if read > 0, read == saved.version(at: slot), version > read, staleReads[key] == nil {
                 staleReads[key] = saved.row(at: slot)
@@ -302,11 +321,15 @@ final class EntityTable {
                 for index in indexes.indices { indexes[index].remove(slot, row: view) }
             }
         }
-        let slot = saved.upsert(row, version: version)
+        saved.write(row, at: slot, version: version)
         clock += 1
         saved.setLastUse(clock, at: slot)
         if indexesEnabled { for index in indexes.indices { indexes[index].insert(slot, row: row) } }
     }
+
+    /// Makes room in the saved copies for `additional` more objects (see
+    /// ``ColumnTable/reserveCapacity(forAdditional:)``).
+    func reserveCapacity(forAdditional additional: Int) { saved.reserveCapacity(forAdditional: additional) }
 
     private func remove(_ key: DatabaseValue, sequence: UInt64) {
         mutationCount &+= 1
@@ -465,8 +488,8 @@ final class EntityTable {
             // The saved copies are what a bulk change applies to (edits of them meet it in the merge).
             let resolved = try ResolvedFilter(filter, schema: schema)
             let slots: [Int]
-            if let keys = resolved.requiredKeys, keys.count <= saved.count {
-                slots = Array(Set(keys.compactMap(saved.slot(of:))))
+            if let keys = lookupKeys(resolved), keys.count <= saved.count {
+                slots = keys.compactMap(saved.slot(of:))
             } else if let indexed = try indexedCandidates(resolved) {
                 slots = indexed.slots
             } else {

@@ -193,6 +193,17 @@ struct InMemoryIndex<ID: Hashable & Sendable>: Sendable {
         return key.map { (level, $0) }
     }
 
+    /// Whether an equality with `value` on an attribute of `type` can be decided by a hash lookup
+    /// of ``normalized(_:_:)`` keys — the stored values' classes are the type's. Not when SQL would
+    /// convert one side first: a number against a TEXT column compares as text, text against an
+    /// INTEGER or REAL column as a number (`5 == '5'`); those are left to evaluating the filter.
+    static func decidesEquality(_ value: DatabaseValue, in type: AttributeType) -> Bool {
+        switch (value, type.sqlType) {
+        case (.integer, "TEXT"), (.real, "TEXT"), (.text, "INTEGER"), (.text, "REAL"): return false
+        default: return true
+        }
+    }
+
     /// Values that SQLite considers equal hash equal here: numbers take their attribute's class.
     static func normalized(_ value: DatabaseValue, _ numbers: NumberClass) -> DatabaseValue {
         switch (numbers, value) {

@@ -225,6 +225,8 @@ final class ObjectGraph {
         }
         appliedSequence = max(appliedSequence, submission.sequence)
         var result = ContextChange(origin: .context(identity.name), sequence: submission.sequence)
+        // Room for what the save adds, made once per table rather than by repeated doubling.
+        for table in tables.values where table.hasEdits { table.reserveCapacity(forAdditional: table.editCount) }
         for operation in sealed.operations {
             guard let table = tables[operation.entityName] else { continue }
             if keepsIndexes {

@@ -138,10 +138,15 @@ final class ColumnTable {
     /// - Precondition: `row` has one value per attribute of the schema.
     @discardableResult
     func upsert(_ row: [DatabaseValue], version: UInt64) -> Int {
-        precondition(row.count == columns.count,
-                     "a row of \(schema.name) has \(columns.count) values, not \(row.count)")
-        let key = row[schema.primaryKeyIndex]
-        // One hash lookup finds the key's slot or claims the next free one for it.
+        let slot = claim(row[schema.primaryKeyIndex]).slot
+        write(row, at: slot, version: version)
+        return slot
+    }
+
+    /// The slot of `key`'s row, or a slot claimed for it (`isNew`: free, its cells NULL, its
+    /// `readVersion` and `lastUse` 0) which ``write(_:at:version:)`` must then fill — one hash
+    /// lookup either way. Between the two the caller can still read the old row of a key present.
+    func claim(_ key: DatabaseValue) -> (slot: Int, isNew: Bool) {
         let next = freeSlots.last ?? liveFlags.count
         var isNew = false
         let slot = Self.claim(&slots[key], next, isNew: &isNew)
@@ -152,10 +157,32 @@ final class ColumnTable {
             lastUses[slot] = 0
             count += 1
         }
+        return (slot, isNew)
+    }
+
+    /// Writes `row` into `slot`, which holds its key (``claim(_:)``), at `version`.
+    /// - Precondition: `row` has one value per attribute of the schema.
+    func write(_ row: [DatabaseValue], at slot: Int, version: UInt64) {
+        precondition(row.count == columns.count,
+                     "a row of \(schema.name) has \(columns.count) values, not \(row.count)")
         versions[slot] = version
         garbageByteCount += Self.write(row, at: slot, into: &columns, arena: &arena)
         compactIfNeeded()
-        return slot
+    }
+
+    /// Makes room for `additional` more rows than the table has slots, growing at least twofold
+    /// when it grows at all (so that many small reservations stay amortized O(1) per row): a save
+    /// of 10,000 new objects then grows each column once instead of doubling it repeatedly.
+    func reserveCapacity(forAdditional additional: Int) {
+        let needed = liveFlags.count + additional
+        guard needed > liveFlags.capacity else { return }
+        let capacity = max(needed, liveFlags.capacity * 2)
+        for attribute in columns.indices { columns[attribute].reserveCapacity(capacity) }
+        liveFlags.reserveCapacity(capacity)
+        versions.reserveCapacity(capacity)
+        readVersions.reserveCapacity(capacity)
+        lastUses.reserveCapacity(capacity)
+        slots.reserveCapacity(count + additional)
     }
 
     /// Replaces one cell of the row in `slot` (not its key): how a bulk update patches a held

@@ -117,4 +117,29 @@ import Testing
             }
         }
     }
+    /// Comparisons SQLite makes across storage classes: a real key finds the integer key equal to
+    /// it, a whole real the integers equal to it. The main context's key lookups and in-memory
+    /// indexes must answer as SQL does. (A number against a text attribute is refused as a filter.)
+    @Test func equalitiesAcrossStorageClassesAnswerAsSQLDoes() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await openStore(directory.path("s.sqlite"), entities: [Note.self])
+        var changes = ChangeSet()
+        changes.insert(Note(id: 1, group: 1, score: 2, label: "5", isDone: false))
+        changes.insert(Note(id: 2, group: 1, score: 5, label: "b", isDone: false))
+        try await store.submit(changes).committed()
+        let main = store.mainContext
+        try await main.loadResidentEntities()
+        let filters: [Filter] = [
+            Attribute("id").in([DatabaseValue.real(1.0), .integer(7)]),
+            Attribute("id") == 2.0,
+            Attribute("group") == 1.0 && Attribute("isDone") == false,
+            Attribute("score") == 5,
+        ]
+        for filter in filters {
+            let query = Query<Note>(where: filter)
+            let fromSQL = try await store.fetch(query).map(\.id)
+            #expect(try main.ids(matching: query) == fromSQL, "\(filter)")
+            #expect(try main.count(matching: query) == fromSQL.count, "\(filter): count")
+        }
+    }
 }

@@ -205,7 +205,8 @@ private func evaluateInMemory(_ query: Query<PropertyRow>, _ schema: EntitySchem
                 let fromSQL = try await store.fetch(query)
                 let inMemory = try evaluateInMemory(query, schema, encoded)
                 #expect(fromSQL.map(\.id) == inMemory, "\(context)")
-                #expect(try await main.ids(matching: query) == inMemory, "\(context): main context")
+                let inContext = try await main.ids(matching: query)
+                #expect(inContext == inMemory, "\(context): main context \(inContext)")
                 #expect(try await store.count(query) == inMemory.count, "\(context)")
                 compared += 1
                 if !inMemory.isEmpty { nonEmpty += 1 }
