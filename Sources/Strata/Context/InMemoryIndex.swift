@@ -72,47 +72,35 @@ struct InMemoryIndex<ID: Hashable & Sendable>: Sendable {
     /// (a flag, a feed) is left to grow, so that it does not hold room for keys it never sees.
     mutating func reserveCapacity(rows: Int, sample: [some RowSource]) {
         guard !sample.isEmpty else { return }
-        for level in maps.indices {
-            var keys = Set<Key>()
-            for row in sample {
-                var key: Key?
-                for (index, position) in positions.prefix(level + 1).enumerated() {
-                    let value = Self.normalized(row.value(at: position), numberClasses[index])
-                    if key == nil { key = Key(value) } else { key!.append(value) }
-                }
-                keys.insert(key!)
-            }
-            if keys.count * 2 > sample.count { maps[level].reserveCapacity(rows) }
-        }
+        var keys = Array(repeating: Set<Key>(), count: maps.count)
+        for row in sample { Self.forEachKey(of: row, positions, numberClasses) { level, key in keys[level].insert(key) } }
+        for level in maps.indices where keys[level].count * 2 > sample.count { maps[level].reserveCapacity(rows) }
     }
 
     mutating func insert(_ id: ID, row: some RowSource) {
-        var key: Key?
-        for (level, position) in positions.enumerated() {
-            let value = Self.normalized(row.value(at: position), numberClasses[level])
-            if key == nil { key = Key(value) } else { key!.append(value) }
-            Self.add(id, to: &maps[level][key!])
-        }
+        Self.forEachKey(of: row, positions, numberClasses) { level, key in Self.add(id, to: &maps[level][key]) }
     }
 
     /// ``insert(_:row:)`` for building the index over a block, whose rows are distinct objects
     /// inserted once each: postings of several objects are listed in an array (no hash per
     /// object), and become sets when the index next changes.
     mutating func insertListed(_ id: ID, row: some RowSource) {
-        var key: Key?
-        for (level, position) in positions.enumerated() {
-            let value = Self.normalized(row.value(at: position), numberClasses[level])
-            if key == nil { key = Key(value) } else { key!.append(value) }
-            Self.list(id, in: &maps[level][key!])
-        }
+        Self.forEachKey(of: row, positions, numberClasses) { level, key in Self.list(id, in: &maps[level][key]) }
     }
 
     mutating func remove(_ id: ID, row: some RowSource) {
+        Self.forEachKey(of: row, positions, numberClasses) { level, key in Self.remove(id, from: &maps[level][key]) }
+    }
+
+    /// Calls `body` with each level and the row's key at that level (the normalized values of the
+    /// index's first `level + 1` attributes).
+    private static func forEachKey(of row: some RowSource, _ positions: [Int], _ numberClasses: [NumberClass],
+                                   _ body: (Int, Key) -> Void) {
         var key: Key?
         for (level, position) in positions.enumerated() {
-            let value = Self.normalized(row.value(at: position), numberClasses[level])
+            let value = normalized(row.value(at: position), numberClasses[level])
             if key == nil { key = Key(value) } else { key!.append(value) }
-            Self.remove(id, from: &maps[level][key!])
+            body(level, key!)
         }
     }
 

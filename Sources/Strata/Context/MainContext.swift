@@ -135,15 +135,12 @@ public final class MainContext {
     /// Merges the mailbox's change sets (see ``mergePending()``); returns how many it took.
     @discardableResult
     func mergeMailbox(inPlace: Bool) -> Int {
-        var items = mailbox.withLock { box -> [StoreEvent] in
+        let items = mailbox.withLock { box -> [StoreEvent] in
             box.isScheduled = false
             defer { box.items.removeAll() }
             return box.items
         }
-        var taken = 0
-        while !items.isEmpty {
-            let item = items.removeFirst()
-            taken += 1
+        for (index, item) in items.enumerated() {
             guard case .accepted(let sequence, let changes) = item else {
                 if case .failed(_, let changes) = item { reloadAfterFailure(changes) }
                 continue
@@ -151,15 +148,15 @@ public final class MainContext {
             if !inPlace, sequence > graph.mergedSequence, changes.author != graph.identity,
                changes.reaches(preparedMergeThreshold) {
                 // Those after it wait, in order, for the prepared merge.
-                mailbox.withLock { $0.items.insert(contentsOf: items, at: 0) }
+                mailbox.withLock { $0.items.insert(contentsOf: items[(index + 1)...], at: 0) }
                 prepare(sequence: sequence, changes: changes, attempt: 1)
-                return taken
+                return index + 1
             }
             mergeInPlace(sequence: sequence, changes: changes)
         }
         evictIfNeeded()
         resumeMergeWaiters()
-        return taken
+        return items.count
     }
 
     /// Merges one accepted change set into the tables on the main actor and publishes it.
