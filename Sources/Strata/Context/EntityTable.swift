@@ -513,12 +513,14 @@ final class EntityTable {
             if read > 0, read == saved.version(at: slot), sequence > read, staleReads[key] == nil {
                 staleReads[key] = saved.row(at: slot)
             }
-            // Only the indexes over a changed attribute move the slot.
-            let reindexed = indexesEnabled
-                ? indexes.indices.filter { index in changed.contains { indexes[index].positions.contains($0.0) } } : []
-            for index in reindexed { indexes[index].remove(slot, row: saved.rowView(at: slot)) }
+            // Only the indexes over a changed attribute move the slot, from the first level whose
+            // key holds one (`isRead` changing leaves the `feedID` level of `(feedID, isRead)` alone).
+            let moved = indexesEnabled
+                ? indexes.indices.compactMap { index in indexes[index].firstLevel(changedBy: changed.map(\.0)).map { (index, $0) } }
+                : []
+            for (index, level) in moved { indexes[index].remove(slot, row: saved.rowView(at: slot), fromLevel: level) }
             for (position, value) in changed { saved.setValue(value, at: slot, position) }
-            for index in reindexed { indexes[index].insert(slot, row: saved.rowView(at: slot)) }
+            for (index, level) in moved { indexes[index].insert(slot, row: saved.rowView(at: slot), fromLevel: level) }
         }
         saved.setVersion(sequence, at: slot)
         clock += 1

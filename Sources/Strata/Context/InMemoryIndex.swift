@@ -77,8 +77,12 @@ struct InMemoryIndex<ID: Hashable & Sendable>: Sendable {
         for level in maps.indices where keys[level].count * 2 > sample.count { maps[level].reserveCapacity(rows) }
     }
 
-    mutating func insert(_ id: ID, row: some RowSource) {
-        Self.forEachKey(of: row, positions, numberClasses) { level, key in Self.add(id, to: &maps[level][key]) }
+    /// Posts `id` under the row's keys, at every level from `first` on (the levels before keep it:
+    /// see ``firstLevel(changedBy:)``).
+    mutating func insert(_ id: ID, row: some RowSource, fromLevel first: Int = 0) {
+        Self.forEachKey(of: row, positions, numberClasses) { level, key in
+            if level >= first { Self.add(id, to: &maps[level][key]) }
+        }
     }
 
     /// ``insert(_:row:)`` for building the index over a block, whose rows are distinct objects
@@ -88,8 +92,18 @@ struct InMemoryIndex<ID: Hashable & Sendable>: Sendable {
         Self.forEachKey(of: row, positions, numberClasses) { level, key in Self.list(id, in: &maps[level][key]) }
     }
 
-    mutating func remove(_ id: ID, row: some RowSource) {
-        Self.forEachKey(of: row, positions, numberClasses) { level, key in Self.remove(id, from: &maps[level][key]) }
+    /// Removes `id` from the row's keys, at every level from `first` on.
+    mutating func remove(_ id: ID, row: some RowSource, fromLevel first: Int = 0) {
+        Self.forEachKey(of: row, positions, numberClasses) { level, key in
+            if level >= first { Self.remove(id, from: &maps[level][key]) }
+        }
+    }
+
+    /// The first level whose key includes an attribute at one of `changed` positions, nil when
+    /// none does: an object whose other attributes change keeps its postings at the levels before.
+    func firstLevel(changedBy changed: some Sequence<Int>) -> Int? {
+        let changed = Set(changed)
+        return positions.firstIndex(where: changed.contains)
     }
 
     /// Calls `body` with each level and the row's key at that level (the normalized values of the

@@ -142,4 +142,33 @@ import Testing
             #expect(try main.count(matching: query) == fromSQL.count, "\(filter): count")
         }
     }
+    /// Bulk updates move objects between index keys (the leading attribute, the second, both, or
+    /// none of the indexed ones): afterwards every prefix of the index answers as SQL does.
+    @Test func bulkUpdatesKeepTheIndexesAnsweringAsSQL() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await openStore(directory.path("s.sqlite"), entities: [Note.self])
+        var changes = ChangeSet()
+        for id in 0..<Int64(40) { changes.insert(Note(id: id, group: Int(id % 4), score: Double(id), label: nil, isDone: id % 3 == 0)) }
+        try await store.submit(changes).committed()
+        let main = store.mainContext
+        try await main.loadResidentEntities()
+        let updates: [(ids: [Int64], values: [String: any DatabaseValueConvertible])] = [
+            ([1, 2, 3, 5, 8], ["group": 3]),                     // the leading attribute
+            ([0, 3, 6, 9, 12], ["isDone": false]),               // the second one
+            ([13, 14, 15], ["group": 0, "isDone": true]),        // both
+            ([20, 21], ["score": 99.0]),                         // neither
+        ]
+        for update in updates {
+            try await main.updateAll(Note.self, ids: update.ids, set: update.values).committed()
+            for group in 0..<4 {
+                for filter in [Attribute("group") == group, Attribute("group") == group && Attribute("isDone") == true,
+                               Attribute("group") == group && Attribute("isDone") == false] {
+                    let query = Query<Note>(where: filter)
+                    let fromSQL = try await store.fetch(query).map(\.id)
+                    #expect(try main.ids(matching: query) == fromSQL, "after \(update.values): \(filter)")
+                    #expect(try main.count(matching: query) == fromSQL.count, "after \(update.values): \(filter), count")
+                }
+            }
+        }
+    }
 }
