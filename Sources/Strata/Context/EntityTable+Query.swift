@@ -114,16 +114,17 @@ extension EntityTable {
     }
 
     /// Every match, in the query's order (no window), with the values it is ordered by
-    /// (``ResolvedQuery/appendSortValues(_:to:)``: the sort attributes, then the key): what a live
-    /// query keeps to place changes.
-    func matchingSortValues(_ resolved: ResolvedQuery) throws -> [(sort: [DatabaseValue], key: DatabaseValue)] {
+    /// (``ResolvedQuery/appendSortValues(_:to:)``: the sort attributes, then the key), flat: what a
+    /// live query keeps to place changes.
+    func sortedMatches(_ resolved: ResolvedQuery) throws -> SortedMatches {
         let matches = try matches(resolved)
         let sorted = resolved.sort.count, width = matches.width
-        return order(matches, resolved).map { index in
-            let key = key(of: index, in: matches)
-            var sort = Array(matches.sortValues[(index * width)..<(index * width + sorted)])
-            sort.append(key)
-            return (sort, key)
+        var values: [DatabaseValue] = []
+        values.reserveCapacity(matches.count * (sorted + 1))
+        for index in order(matches, resolved) {
+            values.append(contentsOf: matches.sortValues[(index * width)..<(index * width + sorted)])
+            values.append(key(of: index, in: matches))
         }
+        return SortedMatches(width: sorted + 1, values: values)
     }
 }

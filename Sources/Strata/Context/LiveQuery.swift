@@ -48,14 +48,15 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
     public let query: Query<E>
     @ObservationIgnored private let resolved: ResolvedQuery
     @ObservationIgnored private weak var context: MainContext?
-    /// Every match in order, without the window: the values it is ordered by
-    /// (``ResolvedQuery/appendSortValues(_:to:)``: the sort attributes, then the key) and its ID.
-    /// Not whole rows: recomputing a result of 70,000 matches would copy every text value out of
-    /// the table. Keyed by the stored key, not the app's ID type: code generic over the app's
-    /// type is not specialized in this module, and every copy of an entry would go through its
-    /// value witnesses; IDs are made for the window only.
-    @ObservationIgnored private var entries: [(sort: [DatabaseValue], key: DatabaseValue)] = []
-    @ObservationIgnored private var members: [DatabaseValue: [DatabaseValue]] = [:]
+    /// Every match in order, without the window: the values it is ordered by (the sort
+    /// attributes, then the key), flat. Not whole rows: recomputing a result of 70,000 matches
+    /// would copy every text value out of the table. Keyed by the stored key, not the app's ID
+    /// type: code generic over the app's type is not specialized in this module, and every copy
+    /// would go through its value witnesses; IDs are made for the window only.
+    @ObservationIgnored private var entries: SortedMatches
+    /// Each match's sort values by key, for placing a few changes one by one; built when first
+    /// needed after a recompute or a merge, then kept up to date by those placements.
+    @ObservationIgnored private var members: [DatabaseValue: [DatabaseValue]]?
     /// The rows of the objects in the window (``ids``): what tells an updated object from one a
     /// change named but left as it was.
     @ObservationIgnored private var windowRows: [E.ID: [DatabaseValue]] = [:]
@@ -67,6 +68,7 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
         self.query = query
         self.context = context
         self.resolved = try ResolvedQuery(query, schema: context.store.registry.schema(for: E.self))
+        self.entries = SortedMatches(width: resolved.sort.count + 1)
         try recompute(sequence: context.graph.mergedSequence, publish: false)
         context.liveQueries[key] = self
         if !E.isResident { refetch() }
@@ -166,8 +168,8 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
     private func recompute(sequence: UInt64, publish: Bool, updated: Set<DatabaseValue> = []) throws {
         let table = try table()
         let oldIDs = ids
-        entries = try table.matchingSortValues(resolved)
-        members = Dictionary(uniqueKeysWithValues: entries.map { ($0.key, $0.sort) })
+        entries = try table.sortedMatches(resolved)
+        members = nil
         let newIDs = windowIDs()
         let difference = OrderedDifference.make(from: oldIDs, to: newIDs)
         let changedRows = updatedRows(newIDs, kept: Set(oldIDs).intersection(newIDs), candidates: updated, table)
@@ -180,13 +182,17 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
         let table = try table()
         let oldIDs = ids
         if changed.count <= Self.changesPlacedOneByOne {
+            var members = self.members ?? Dictionary(uniqueKeysWithValues: (0..<entries.count).map {
+                (entries.key(at: $0), Array(entries.sortValues(at: $0)))
+            })
             for key in changed {
                 if let old = members.removeValue(forKey: key) { entries.remove(at: position(of: old, key)) }
                 if let sort = sortValues(key, table) {
-                    entries.insert((sort, key), at: insertionIndex(sort))
+                    entries.insert(sort, at: entries.insertionIndex(sort, resolved))
                     members[key] = sort
                 }
             }
+            self.members = members
         } else {
             merge(changed, table)
         }
@@ -214,7 +220,7 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
     }
 
     /// The IDs of the entries in the query's window.
-    private func windowIDs() -> [E.ID] { resolved.window(entries).map { Self.id($0.key) } }
+    private func windowIDs() -> [E.ID] { resolved.window(Array(0..<entries.count)).map { Self.id(entries.key(at: $0)) } }
 
     /// The kept objects among `candidates` whose row changed, and the window's rows from now on
     /// (rows are read again only for the candidates; the others' rows did not change).
@@ -248,52 +254,23 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
     /// among n entries, where placing each (an insertion into the array) would move O(n) entries
     /// k times.
     private func merge(_ changed: Set<DatabaseValue>, _ table: EntityTable) {
-        var added: [(sort: [DatabaseValue], key: DatabaseValue)] = []
-        for key in changed {
-            members[key] = nil
-            if let sort = sortValues(key, table) {
-                added.append((sort, key))
-                members[key] = sort
+        var added = changed.compactMap { sortValues($0, table) }
+        added.sort { lhs, rhs in
+            lhs.withUnsafeBufferPointer { left in
+                rhs.withUnsafeBufferPointer { right in resolved.sortValuesInIncreasingOrder(left[...], right[...]) }
             }
         }
-        added.sort { precedes($0.sort, $1.sort) }
-        var merged: [(sort: [DatabaseValue], key: DatabaseValue)] = []
-        merged.reserveCapacity(entries.count + added.count)
-        var next = 0
-        for entry in entries where !changed.contains(entry.key) {
-            while next < added.count, precedes(added[next].sort, entry.sort) {
-                merged.append(added[next])
-                next += 1
-            }
-            merged.append(entry)
-        }
-        merged.append(contentsOf: added[next...])
-        entries = merged
-    }
-
-    /// Whether an entry ordered by `lhs` comes before one ordered by `rhs`.
-    private func precedes(_ lhs: [DatabaseValue], _ rhs: [DatabaseValue]) -> Bool {
-        lhs.withUnsafeBufferPointer { left in
-            rhs.withUnsafeBufferPointer { right in resolved.sortValuesInIncreasingOrder(left[...], right[...]) }
-        }
+        entries = entries.merging(removing: changed, adding: added, resolved)
+        members = nil
     }
 
     /// The ID a held row's key holds (the table only holds keys of this entity's ID type).
     private static func id(_ key: DatabaseValue) -> E.ID { E.ID.fromDatabaseValue(key)! }
 
-    private func insertionIndex(_ sort: [DatabaseValue]) -> Int {
-        var low = 0, high = entries.count
-        while low < high {
-            let mid = (low + high) / 2
-            if precedes(entries[mid].sort, sort) { low = mid + 1 } else { high = mid }
-        }
-        return low
-    }
-
     private func position(of sort: [DatabaseValue], _ key: DatabaseValue) -> Int {
-        let index = insertionIndex(sort)
-        if index < entries.count, entries[index].key == key { return index }
-        return entries.firstIndex { $0.key == key }!
+        let index = entries.insertionIndex(sort, resolved)
+        if index < entries.count, entries.key(at: index) == key { return index }
+        return (0..<entries.count).first { entries.key(at: $0) == key }!
     }
 }
 
