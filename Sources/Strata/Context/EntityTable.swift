@@ -275,14 +275,28 @@ final class EntityTable {
     /// which are the slots the rows take when an empty table adopts the block). Built off the main
     /// actor by a warm start, so that filling the main context does not build them there.
     static func indexes(of schema: EntitySchema, over block: ColumnBlock) throws -> [InMemoryIndex<Int>] {
-        var indexes = try emptyIndexes(of: schema)
-        let sample = (0..<min(block.count, 256)).map(block.rowView(at:))
-        for index in indexes.indices { indexes[index].reserveCapacity(rows: block.count, sample: sample) }
-        for row in 0..<block.count {
-            let view = block.rowView(at: row)
-            for index in indexes.indices { indexes[index].insertListed(row, row: view) }
+        try schema.indexes.indices.map { try index($0, of: schema, over: block) }
+    }
+
+    /// ``indexes(of:over:)`` built concurrently, one child task per index.
+    static func indexesConcurrently(of schema: EntitySchema, over block: ColumnBlock) async throws -> [InMemoryIndex<Int>] {
+        try await withThrowingTaskGroup(of: (Int, InMemoryIndex<Int>).self) { group in
+            for number in schema.indexes.indices {
+                group.addTask { (number, try index(number, of: schema, over: block)) }
+            }
+            var built = [InMemoryIndex<Int>?](repeating: nil, count: schema.indexes.count)
+            for try await (number, index) in group { built[number] = index }
+            return built.compactMap { $0 }
         }
-        return indexes
+    }
+
+    /// The in-memory index of `schema`'s index number `number`, over `block`'s rows.
+    private static func index(_ number: Int, of schema: EntitySchema, over block: ColumnBlock) throws -> InMemoryIndex<Int> {
+        let declared = schema.indexes[number]
+        var index = InMemoryIndex<Int>(positions: try declared.attributes.map(schema.requirePosition(of:)), schema: schema)
+        index.reserveCapacity(rows: block.count, sample: (0..<min(block.count, 256)).map(block.rowView(at:)))
+        for row in 0..<block.count { index.insertListed(row, row: block.rowView(at: row)) }
+        return index
     }
 
     /// Takes a block of checked rows (a snapshot's, a fetch's), as of `sequence`: whole, when the

@@ -63,14 +63,9 @@ extension Store {
         // Off the main actor: read, decompress and check the archive, and build the main
         // context's in-memory indexes over it, so that filling the context is a hand-over.
         let decoding = Task.detached(priority: .userInitiated) {
-            SnapshotLoader(registry: registry).load(snapshotPath).flatMap { loaded in
-                Result { () throws(SnapshotRejection) -> (SnapshotLoader.Loaded, [[InMemoryIndex<Int>]]) in
-                    do {
-                        return (loaded, try loaded.sections.map { try EntityTable.indexes(of: $0.block.schema, over: $0.block) })
-                    } catch {
-                        throw .undecodable("\(error)")
-                    }
-                }
+            switch SnapshotLoader(registry: registry).load(snapshotPath, indexingKeys: false) {
+            case .failure(let rejection): return Result<(SnapshotLoader.Loaded, [[InMemoryIndex<Int>]]), SnapshotRejection>.failure(rejection)
+            case .success(let loaded): return await indexing(loaded)
             }
         }
         let store: Store
@@ -108,6 +103,41 @@ extension Store {
         store.logger.debug("warm start", metadata: ["outcome": "\(outcome)", "snapshot": "\(snapshotPath)",
                                                    "elapsed": "\(elapsed)"])
         return WarmStart(store: store, mainContext: main, outcome: outcome, timeToData: elapsed)
+    }
+}
+
+extension Store {
+    /// The keys of a loaded snapshot's blocks and the main context's in-memory indexes over them,
+    /// built concurrently (one child task per block's keys and per index): the work between
+    /// decompressing the archive and handing it to the main context.
+    fileprivate static func indexing(_ loaded: SnapshotLoader.Loaded)
+        async -> Result<(SnapshotLoader.Loaded, [[InMemoryIndex<Int>]]), SnapshotRejection> {
+        enum Built: Sendable {
+            case keys(Int, LoadedSection)
+            case indexes(Int, [InMemoryIndex<Int>])
+        }
+        do {
+            return try await withThrowingTaskGroup(of: Built.self) { group in
+                for (number, section) in loaded.sections.enumerated() {
+                    group.addTask { .keys(number, try SnapshotLoader.indexKeys(section)) }
+                    group.addTask {
+                        .indexes(number, try await EntityTable.indexesConcurrently(of: section.block.schema, over: section.block))
+                    }
+                }
+                var sections = loaded.sections, indexes = [[InMemoryIndex<Int>]](repeating: [], count: sections.count)
+                for try await built in group {
+                    switch built {
+                    case .keys(let number, let section): sections[number] = section
+                    case .indexes(let number, let built): indexes[number] = built
+                    }
+                }
+                return .success((SnapshotLoader.Loaded(header: loaded.header, sections: sections), indexes))
+            }
+        } catch let rejection as SnapshotRejection {
+            return .failure(rejection)
+        } catch {
+            return .failure(.undecodable("\(error)"))
+        }
     }
 }
 

@@ -10,14 +10,16 @@ struct SnapshotLoader {
 
     let registry: SchemaRegistry
 
-    func load(_ path: String) -> Result<Loaded, SnapshotRejection> {
+    /// Reads and checks the archive at `path`; with `indexingKeys` false, its blocks' keys are
+    /// left for the caller to index (``indexKeys(_:)``), alongside other work.
+    func load(_ path: String, indexingKeys: Bool = true) -> Result<Loaded, SnapshotRejection> {
         Result { () throws(SnapshotRejection) -> Loaded in
             // The keys are indexed once the file is unmapped: the index and the mapping are then
             // never in memory together.
             let parsed = try Snapshot.map(path).withUnsafeBytes { bytes in
                 Result { () throws(SnapshotRejection) -> Loaded in try decodeOrThrow(bytes) }
             }.get()
-            return try Self.indexingKeys(parsed)
+            return indexingKeys ? try Self.indexingKeys(parsed) : parsed
         }
     }
 
@@ -28,16 +30,19 @@ struct SnapshotLoader {
     /// Indexes every section's keys: two objects with one key are refused.
     private static func indexingKeys(_ loaded: Loaded) throws(SnapshotRejection) -> Loaded {
         var sections: [LoadedSection] = []
-        for section in loaded.sections {
-            var block = section.block
-            do {
-                try block.indexKeys()
-            } catch {
-                throw .undecodable("\(block.schema.name): \(error)")
-            }
-            sections.append(LoadedSection(block: block))
-        }
+        for section in loaded.sections { sections.append(try indexKeys(section)) }
         return Loaded(header: loaded.header, sections: sections)
+    }
+
+    /// `section` with its block's keys indexed: two objects with one key are refused.
+    static func indexKeys(_ section: LoadedSection) throws(SnapshotRejection) -> LoadedSection {
+        var block = section.block
+        do {
+            try block.indexKeys()
+        } catch {
+            throw .undecodable("\(block.schema.name): \(error)")
+        }
+        return LoadedSection(block: block)
     }
 
     private func decodeOrThrow(_ bytes: UnsafeRawBufferPointer) throws(SnapshotRejection) -> Loaded {
