@@ -2,7 +2,7 @@ import CSQLite
 import Foundation
 
 /// A prepared statement. Confined, like its ``Connection``, to the connection's queue.
-final class Statement {
+final class Statement: CellSource {
     let handle: OpaquePointer
     let sql: String
     private unowned let connection: Connection
@@ -97,6 +97,24 @@ final class Statement {
             let count = Int(sqlite3_column_bytes(handle, column))
             guard count > 0, let bytes = sqlite3_column_blob(handle, column) else { return .blob(Data()) }
             return .blob(Data(bytes: bytes, count: count))
+        default: return .null
+        }
+    }
+
+    /// The value of column `index` of the current row with its bytes borrowed from SQLite
+    /// (``RawCell``: valid until the statement steps or resets) — ``value(at:)`` without the
+    /// `String` or `Data` it makes.
+    func cell(at index: Int) -> RawCell {
+        let column = Int32(index)
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, column))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, column))
+        case SQLITE_TEXT:
+            let count = Int(sqlite3_column_bytes(handle, column))
+            return .text(UnsafeRawBufferPointer(start: sqlite3_column_text(handle, column), count: count))
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_column_bytes(handle, column))
+            return .blob(UnsafeRawBufferPointer(start: count > 0 ? sqlite3_column_blob(handle, column) : nil, count: count))
         default: return .null
         }
     }

@@ -26,6 +26,20 @@ extension EntitySchema {
     }
 }
 
+extension EntitySchema {
+    /// Per attribute, ``AttributeSchema/admittedCellTags``.
+    var admittedCellTags: [[Bool]] { attributes.map(\.admittedCellTags) }
+}
+
+extension AttributeSchema {
+    /// Per cell tag (``AttributeType/storageClasses``' order), whether a value of that storage
+    /// class passes ``EntitySchema/checkRow(_:)`` here — the same rule as a table, for checking
+    /// cells without making values (a snapshot's chunks, a statement's rows).
+    var admittedCellTags: [Bool] {
+        AttributeType.storageClasses.map { $0.sample.isNull ? isOptional : type.admits($0.sample) }
+    }
+}
+
 extension AttributeType {
     /// SQLite's storage classes — their `typeof()` names and a value of each — in the order of
     /// the snapshot's and the column tables' cell tags (0 NULL, 1 integer, 2 real, 3 text, 4 blob):

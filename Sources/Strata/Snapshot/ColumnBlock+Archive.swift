@@ -87,7 +87,7 @@ extension ColumnBlock {
     private static func check(_ column: Column, _ attribute: AttributeSchema, arenaSize: UInt64,
                               entity: String) throws(SnapshotRejection) {
         // Which tags the attribute reads: the schema's one rule (AttributeType.admits), asked once per tag.
-        let admitted = AttributeType.storageClasses.map { $0.sample.isNull ? attribute.isOptional : attribute.type.admits($0.sample) }
+        let admitted = attribute.admittedCellTags
         for cell in column.tags.indices {
             let tag = column.tags[cell], payload = column.payloads[cell], length = column.lengths[cell]
             guard tag <= CellTag.last, admitted[Int(tag)] else {

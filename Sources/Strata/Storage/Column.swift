@@ -85,6 +85,21 @@ struct Column: Sendable {
         lengths.append(length)
     }
 
+    /// Appends a cell holding `cell`, its bytes copied into `arena`: no `String` or `Data` made.
+    mutating func append(_ cell: RawCell, arena: inout [UInt8]) {
+        let (tag, payload, length): (UInt8, UInt64, UInt32)
+        switch cell {
+        case .null: (tag, payload, length) = (CellTag.null, 0, 0)
+        case .integer(let integer): (tag, payload, length) = (CellTag.integer, UInt64(bitPattern: integer), 0)
+        case .real(let real): (tag, payload, length) = (CellTag.real, real.bitPattern, 0)
+        case .text(let bytes): (tag, payload, length) = (CellTag.text, UInt64(arena.count), Self.append(bytes, to: &arena))
+        case .blob(let bytes): (tag, payload, length) = (CellTag.blob, UInt64(arena.count), Self.append(bytes, to: &arena))
+        }
+        tags.append(tag)
+        payloads.append(payload)
+        lengths.append(length)
+    }
+
     /// Appends the cells of `other`, whose arena offsets move by `base` (its arena was appended
     /// behind this column's at that offset).
     mutating func append(contentsOf other: Column, rebasedBy base: UInt64) {
@@ -115,6 +130,7 @@ struct Column: Sendable {
 
     /// Appends `bytes` to `arena` and returns their count.
     private static func append(_ bytes: UnsafeRawBufferPointer, to arena: inout [UInt8]) -> UInt32 {
+        guard !bytes.isEmpty else { return 0 }
         guard let length = UInt32(exactly: bytes.count) else {
             preconditionFailure("a value has \(bytes.count) bytes; a cell holds at most 4 GiB")
         }

@@ -79,6 +79,51 @@ struct ColumnBlock: Sendable {
         count += 1
     }
 
+    /// ``append(_:)`` straight from a statement's cells: text and blob bytes are copied into the
+    /// arena with no `String` or `Data` made, only the key is made a value (for the key index).
+    /// Text that is not valid UTF-8 takes ``append(_:)``'s way, which repairs it as a `String`
+    /// does, so that both ways store the same bytes.
+    /// - Parameter admitted: ``EntitySchema/admittedCellTags``, computed once per block.
+    mutating func append(cells row: some CellSource & RowSource, admitted: [[Bool]]) throws {
+        for position in columns.indices {
+            let tag: Int
+            switch row.cell(at: position) {
+            case .null: tag = Int(CellTag.null)
+            case .integer: tag = Int(CellTag.integer)
+            case .real: tag = Int(CellTag.real)
+            case .text(let bytes):
+                guard Self.isValidUTF8(bytes) else { return try append(row) }
+                tag = Int(CellTag.text)
+            case .blob: tag = Int(CellTag.blob)
+            }
+            // The precise error (which attribute, which object) is checkRow's.
+            guard admitted[position][tag] else { return try append(row) }
+        }
+        let key = row.value(at: schema.primaryKeyIndex)
+        guard keyIndex.updateValue(count, forKey: key) == nil else {
+            throw StrataError(.constraint, "two rows of \(schema.name) have the primary key \(key)", entity: schema.name,
+                              objectID: key.description)
+        }
+        for attribute in columns.indices { columns[attribute].append(row.cell(at: attribute), arena: &arena) }
+        count += 1
+    }
+
+    /// Whether `bytes` are valid UTF-8 (ASCII checked a word at a time first).
+    private static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var offset = 0
+        var high: UInt64 = 0
+        while offset + 8 <= bytes.count {
+            high |= bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            offset += 8
+        }
+        while offset < bytes.count {
+            high |= UInt64(bytes[offset])
+            offset += 1
+        }
+        if high & 0x8080_8080_8080_8080 == 0 { return true }
+        return String(validating: bytes, as: UTF8.self) != nil
+    }
+
     /// Appends a column's cells for rows that ``appendArena(_:rows:)`` then completes, their
     /// text and blob offsets moved by `base` (where their arena bytes start in this block's).
     mutating func appendColumn(_ attribute: Int, _ column: Column, rebasedBy base: UInt64) {

@@ -89,7 +89,8 @@ extension Store {
             return block
         }
         let (sql, arguments) = resolved.selectSQL()
-        try writer.connection.prepare(sql).forEachRow(arguments) { try block.append($0) }
+        let admitted = resolved.schema.admittedCellTags
+        try writer.connection.prepare(sql).forEachRow(arguments) { try block.append(cells: $0, admitted: admitted) }
         return block
     }
 
