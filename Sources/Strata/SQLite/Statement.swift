@@ -85,19 +85,12 @@ final class Statement: CellSource {
     func reset() { sqlite3_reset(handle) }
 
     func value(at index: Int) -> DatabaseValue {
-        let column = Int32(index)
-        switch sqlite3_column_type(handle, column) {
-        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, column))
-        case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, column))
-        case SQLITE_TEXT:
-            let count = Int(sqlite3_column_bytes(handle, column))
-            guard let bytes = sqlite3_column_text(handle, column) else { return .text("") }
-            return .text(String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self))
-        case SQLITE_BLOB:
-            let count = Int(sqlite3_column_bytes(handle, column))
-            guard count > 0, let bytes = sqlite3_column_blob(handle, column) else { return .blob(Data()) }
-            return .blob(Data(bytes: bytes, count: count))
-        default: return .null
+        switch cell(at: index) {
+        case .null: .null
+        case .integer(let integer): .integer(integer)
+        case .real(let real): .real(real)
+        case .text(let bytes): .text(String(decoding: bytes, as: UTF8.self))
+        case .blob(let bytes): .blob(Data(bytes))
         }
     }
 
@@ -110,11 +103,12 @@ final class Statement: CellSource {
         case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, column))
         case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, column))
         case SQLITE_TEXT:
-            let count = Int(sqlite3_column_bytes(handle, column))
-            return .text(UnsafeRawBufferPointer(start: sqlite3_column_text(handle, column), count: count))
+            // The pointer first, then its length (SQLite's advice); no pointer: no bytes.
+            guard let text = sqlite3_column_text(handle, column) else { return .text(UnsafeRawBufferPointer(start: nil, count: 0)) }
+            return .text(UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, column))))
         case SQLITE_BLOB:
-            let count = Int(sqlite3_column_bytes(handle, column))
-            return .blob(UnsafeRawBufferPointer(start: count > 0 ? sqlite3_column_blob(handle, column) : nil, count: count))
+            guard let blob = sqlite3_column_blob(handle, column) else { return .blob(UnsafeRawBufferPointer(start: nil, count: 0)) }
+            return .blob(UnsafeRawBufferPointer(start: blob, count: Int(sqlite3_column_bytes(handle, column))))
         default: return .null
         }
     }
