@@ -67,6 +67,16 @@ struct ByteReader {
 
     mutating func readDouble() throws -> Double { Double(bitPattern: try read(UInt64.self)) }
 
+    /// A 64-bit count, size or offset, which must fit an `Int` (a larger one cannot describe
+    /// anything in a file this process can map).
+    mutating func readSize() throws -> Int {
+        let value = try read(UInt64.self)
+        guard let size = Int(exactly: value) else {
+            throw StrataError(.invalidSnapshot, "snapshot holds a size of \(value) at byte \(offset - 8), beyond any file")
+        }
+        return size
+    }
+
     mutating func readVarint() throws -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0

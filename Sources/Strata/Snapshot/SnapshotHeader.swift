@@ -145,13 +145,13 @@ public struct SnapshotHeader: Sendable, Hashable {
             for _ in 0..<count {
                 let name = try reader.readString()
                 let entityFingerprint = try reader.read(UInt64.self)
-                let objects = Int(try reader.read(UInt64.self))
+                let objects = try reader.readSize()
                 let chunkCount = Int(try reader.read(UInt32.self))
                 guard chunkCount <= reader.remaining / 32 else { throw SnapshotRejection.truncated }
                 var chunks: [Chunk] = []
                 for _ in 0..<chunkCount {
-                    let chunk = Chunk(offset: Int(try reader.read(UInt64.self)), compressedSize: Int(try reader.read(UInt64.self)),
-                                      uncompressedSize: Int(try reader.read(UInt64.self)), objectCount: Int(try reader.read(UInt64.self)))
+                    let chunk = Chunk(offset: try reader.readSize(), compressedSize: try reader.readSize(),
+                                      uncompressedSize: try reader.readSize(), objectCount: try reader.readSize())
                     guard chunk.offset >= 0, chunk.compressedSize >= 0, chunk.offset <= bytes.count,
                           chunk.compressedSize <= bytes.count - chunk.offset else { throw SnapshotRejection.truncated }
                     chunks.append(chunk)
