@@ -79,12 +79,16 @@ extension EntityTable {
         }
     }
 
+    /// The matches in a query's window, in its order: only as many ordered as the window needs.
+    private func window(_ matches: Matches, _ resolved: ResolvedQuery) -> [Int] {
+        let needed = resolved.limit.map { resolved.offset.addingReportingOverflow($0).overflow ? Int.max : resolved.offset + $0 }
+        return resolved.window(order(matches, resolved, first: needed))
+    }
+
     /// The keys of the objects in a query's window, in its order. Keys are made for those only.
     func windowKeys(_ resolved: ResolvedQuery) throws -> [DatabaseValue] {
         let matches = try matches(resolved)
-        let needed = resolved.limit.map { resolved.offset.addingReportingOverflow($0).overflow ? Int.max : resolved.offset + $0 }
-        let order = order(matches, resolved, first: needed)
-        return resolved.window(order).map { key(of: $0, in: matches) }
+        return window(matches, resolved).map { key(of: $0, in: matches) }
     }
 
     /// The objects in a query's window as ``QueryResults``: their IDs, and their rows copied cell
@@ -92,8 +96,7 @@ extension EntityTable {
     /// (unsaved edits).
     func results<E: Entity>(_ type: E.Type, _ resolved: ResolvedQuery) throws -> QueryResults<E> {
         let matches = try matches(resolved)
-        let needed = resolved.limit.map { resolved.offset.addingReportingOverflow($0).overflow ? Int.max : resolved.offset + $0 }
-        let window = resolved.window(order(matches, resolved, first: needed))
+        let window = window(matches, resolved)
         var ids: [E.ID] = [], slots: [Int] = [], edited: [Int: [DatabaseValue]] = [:]
         ids.reserveCapacity(window.count)
         slots.reserveCapacity(window.count)
