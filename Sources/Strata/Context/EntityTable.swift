@@ -293,10 +293,7 @@ final class EntityTable {
     /// The in-memory index of `schema`'s index number `number`, over `block`'s rows.
     private static func index(_ number: Int, of schema: EntitySchema, over block: ColumnBlock) throws -> InMemoryIndex<Int> {
         let declared = schema.indexes[number]
-        var index = InMemoryIndex<Int>(positions: try declared.attributes.map(schema.requirePosition(of:)), schema: schema)
-        index.reserveCapacity(rows: block.count, sample: (0..<min(block.count, 256)).map(block.rowView(at:)))
-        for row in 0..<block.count { index.insertListed(row, row: block.rowView(at: row)) }
-        return index
+        return .built(positions: try declared.attributes.map(schema.requirePosition(of:)), schema: schema, over: block)
     }
 
     /// Takes a block of checked rows (a snapshot's, a fetch's), as of `sequence`: whole, when the

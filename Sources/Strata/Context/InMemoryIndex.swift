@@ -23,7 +23,7 @@ struct InMemoryIndex<ID: Hashable & Sendable>: Sendable {
     enum Postings: Sendable {
         case one(ID)
         case many(Set<ID>)
-        /// Distinct IDs listed while the index was built over a block (``insertListed(_:row:)``):
+        /// Distinct IDs listed while the index was built over a block (``built(positions:schema:over:)``):
         /// appended with no hashing, and made a set by the first change after.
         case listed([ID])
 
@@ -48,7 +48,7 @@ struct InMemoryIndex<ID: Hashable & Sendable>: Sendable {
     /// One map per prefix length: `maps[0]` keys on the first attribute, `maps[1]` on the first two…
     private var maps: [[Key: Postings]]
     /// Per level, the class numbers take in the attribute's column (SQLite's affinity).
-    private let numberClasses: [NumberClass]
+    let numberClasses: [NumberClass]
 
     enum NumberClass: Sendable { case integer, real, none }
 
@@ -66,17 +66,6 @@ struct InMemoryIndex<ID: Hashable & Sendable>: Sendable {
         }
     }
 
-    /// Sizes the maps for `rows` objects, of which `sample` are the first: a level whose keys are
-    /// mostly distinct in the sample (a date) gets room for one key per object, so that building
-    /// it over a block never rehashes (a third of the build time otherwise); a level with few keys
-    /// (a flag, a feed) is left to grow, so that it does not hold room for keys it never sees.
-    mutating func reserveCapacity(rows: Int, sample: [some RowSource]) {
-        guard !sample.isEmpty else { return }
-        var keys = Array(repeating: Set<Key>(), count: maps.count)
-        for row in sample { Self.forEachKey(of: row, positions, numberClasses) { level, key in keys[level].insert(key) } }
-        for level in maps.indices where keys[level].count * 2 > sample.count { maps[level].reserveCapacity(rows) }
-    }
-
     /// Posts `id` under the row's keys, at every level from `first` on (the levels before keep it:
     /// see ``firstLevel(changedBy:)``).
     mutating func insert(_ id: ID, row: some RowSource, fromLevel first: Int = 0) {
@@ -85,12 +74,8 @@ struct InMemoryIndex<ID: Hashable & Sendable>: Sendable {
         }
     }
 
-    /// ``insert(_:row:)`` for building the index over a block, whose rows are distinct objects
-    /// inserted once each: postings of several objects are listed in an array (no hash per
-    /// object), and become sets when the index next changes.
-    mutating func insertListed(_ id: ID, row: some RowSource) {
-        Self.forEachKey(of: row, positions, numberClasses) { level, key in Self.list(id, in: &maps[level][key]) }
-    }
+    /// Replaces level `level`'s map (what ``built(positions:schema:over:)`` made).
+    mutating func setMap(_ map: [Key: Postings], level: Int) { maps[level] = map }
 
     /// Removes `id` from the row's keys, at every level from `first` on.
     mutating func remove(_ id: ID, row: some RowSource, fromLevel first: Int = 0) {
@@ -134,19 +119,6 @@ struct InMemoryIndex<ID: Hashable & Sendable>: Sendable {
             var set = Set(ids)
             set.insert(id)
             postings = .many(set)
-        }
-    }
-
-    private static func list(_ id: ID, in postings: inout Postings?) {
-        switch consume postings {
-        case nil: postings = .one(id)
-        case .one(let other)?: postings = .listed([other, id])
-        case .listed(var ids)?:
-            ids.append(id)
-            postings = .listed(ids)
-        case .many(var ids)?:
-            ids.insert(id)
-            postings = .many(ids)
         }
     }
 

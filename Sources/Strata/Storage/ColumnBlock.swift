@@ -13,8 +13,8 @@ struct ColumnBlock: Sendable {
     private(set) var count = 0
     private(set) var columns: [Column]
     private(set) var arena: [UInt8] = []
-    /// Primary key → row, for every row.
-    private(set) var keyIndex: [DatabaseValue: Int] = [:]
+    /// Primary key → row, for every row (``KeyHash``).
+    private(set) var keyIndex = KeyHash()
 
     /// An empty block of `schema`'s rows, with room for `capacity` rows and `arenaCapacity`
     /// bytes of text and blobs (so that filling it never copies what it holds to grow), and for
@@ -25,7 +25,7 @@ struct ColumnBlock: Sendable {
         self.columns = Array(repeating: Column(), count: schema.attributes.count)
         if capacity > 0 {
             for attribute in columns.indices { columns[attribute].reserveCapacity(capacity) }
-            if reservesKeys { keyIndex.reserveCapacity(capacity) }
+            if reservesKeys { keyIndex = KeyHash(capacity: capacity) }
         }
         arena.reserveCapacity(arenaCapacity)
     }
@@ -45,6 +45,32 @@ struct ColumnBlock: Sendable {
 
     /// The primary key of row `row`.
     func key(at row: Int) -> DatabaseValue { value(at: row, schema.primaryKeyIndex) }
+
+    /// The row whose primary key is `key`, or nil (once the keys are indexed).
+    func row(ofKey key: DatabaseValue) -> Int? {
+        KeyProbe.with(key) { probe in row(holding: probe, hash: probe.hash) }
+    }
+
+    /// The row whose key cell holds `probe`'s value (whose hash is `hash`), or nil.
+    private func row(holding probe: KeyProbe, hash: UInt32) -> Int? {
+        let keys = columns[schema.primaryKeyIndex]
+        return arena.withUnsafeBytes { arena in
+            keyIndex.find(hash) { keys.holds(probe, at: $0, arena: arena) }
+        }
+    }
+
+    /// Indexes the key of the row about to be appended (row `count`), which `probe` holds.
+    /// - Throws: ``StrataError`` when a row already has it.
+    private mutating func indexNewKey(_ probe: KeyProbe, _ key: @autoclosure () -> DatabaseValue) throws {
+        let hash = probe.hash
+        guard row(holding: probe, hash: hash) == nil else { throw duplicateKey(key()) }
+        keyIndex.insert(hash, slot: count)
+    }
+
+    private func duplicateKey(_ key: DatabaseValue) -> StrataError {
+        StrataError(.constraint, "two rows of \(schema.name) have the primary key \(key)", entity: schema.name,
+                    objectID: key.description)
+    }
 
     /// One row of a block, read cell by cell.
     struct RowView: RowSource {
@@ -69,10 +95,7 @@ struct ColumnBlock: Sendable {
         for attribute in columns.indices { values.append(row.value(at: attribute)) }
         try schema.checkRow(values)
         let key = values[schema.primaryKeyIndex]
-        guard keyIndex.updateValue(count, forKey: key) == nil else {
-            throw StrataError(.constraint, "two rows of \(schema.name) have the primary key \(key)", entity: schema.name,
-                              objectID: key.description)
-        }
+        try KeyProbe.with(key) { probe in try indexNewKey(probe, key) }
         for attribute in columns.indices {
             columns[attribute].append(values[attribute], arena: &arena)
         }
@@ -80,7 +103,7 @@ struct ColumnBlock: Sendable {
     }
 
     /// ``append(_:)`` straight from a statement's cells: text and blob bytes are copied into the
-    /// arena with no `String` or `Data` made, only the key is made a value (for the key index).
+    /// arena with no `String` or `Data` made (the key is hashed from its bytes too).
     /// Text that is not valid UTF-8 takes ``append(_:)``'s way, which repairs it as a `String`
     /// does, so that both ways store the same bytes.
     /// - Parameter admitted: ``EntitySchema/admittedCellTags``, computed once per block.
@@ -99,11 +122,8 @@ struct ColumnBlock: Sendable {
             // The precise error (which attribute, which object) is checkRow's.
             guard admitted[position][tag] else { return try append(row) }
         }
-        let key = row.value(at: schema.primaryKeyIndex)
-        guard keyIndex.updateValue(count, forKey: key) == nil else {
-            throw StrataError(.constraint, "two rows of \(schema.name) have the primary key \(key)", entity: schema.name,
-                              objectID: key.description)
-        }
+        let key = schema.primaryKeyIndex
+        try indexNewKey(KeyProbe(row.cell(at: key)), row.value(at: key))
         for attribute in columns.indices { columns[attribute].append(row.cell(at: attribute), arena: &arena) }
         count += 1
     }
@@ -140,20 +160,23 @@ struct ColumnBlock: Sendable {
     /// Indexes every row's primary key.
     /// - Throws: ``StrataError`` when two rows have the same key.
     mutating func indexKeys() throws {
-        keyIndex = [:]
-        keyIndex.reserveCapacity(count)
-        let position = schema.primaryKeyIndex
-        for row in 0..<count {
-            let key = columns[position].value(at: row, arena: arena)
-            guard keyIndex.updateValue(row, forKey: key) == nil else {
-                throw StrataError(.constraint, "two rows of \(schema.name) have the primary key \(key)", entity: schema.name,
-                                  objectID: key.description)
+        var index = KeyHash(capacity: count)
+        let keys = columns[schema.primaryKeyIndex]
+        let duplicate: Int? = arena.withUnsafeBytes { arena in
+            for row in 0..<count {
+                let probe = keys.probe(at: row, arena: arena)
+                let hash = probe.hash
+                if index.find(hash, where: { keys.holds(probe, at: $0, arena: arena) }) != nil { return row }
+                index.insert(hash, slot: row)
             }
+            return nil
         }
+        if let duplicate { throw duplicateKey(key(at: duplicate)) }
+        keyIndex = index
     }
 
     /// Gives up the block's storage to a table adopting it.
-    consuming func parts() -> (columns: [Column], arena: [UInt8], keyIndex: [DatabaseValue: Int]) {
+    consuming func parts() -> (columns: [Column], arena: [UInt8], keyIndex: KeyHash) {
         (columns, arena, keyIndex)
     }
 }

@@ -6,9 +6,9 @@ import Foundation
 /// Each attribute is a ``Column`` (see `Column.swift`) of fixed-width cells (a storage-class tag, a 64-bit payload and
 /// a byte length), and the text and blob bytes of the whole table live in one arena. A row lives
 /// in a slot (an `Int`, stable while the row lives): a removed row's slot goes on a free list and
-/// the next new key reuses it. A primary-key hash maps each key to its slot, and each slot keeps
-/// the engine's bookkeeping (`version`, `readVersion`, `lastUse`) in plain arrays. Storing a row
-/// costs no heap allocation of its own beyond the key the hash holds.
+/// the next new key reuses it. A primary-key hash (``KeyHash``, over the key cells' bytes) maps
+/// each key to its slot, and each slot keeps the engine's bookkeeping (`version`, `readVersion`,
+/// `lastUse`) in plain arrays. Storing a row costs no heap allocation of its own.
 ///
 /// ```swift
 /// let table = ColumnTable(schema: schema)
@@ -48,8 +48,8 @@ final class ColumnTable {
 
     private var columns: [Column]
     private var arena: [UInt8] = []
-    /// Key → slot, for live rows.
-    private var slots: [DatabaseValue: Int] = [:]
+    /// Key → slot, for live rows (``KeyHash``: the keys stay in their column).
+    private var slots = KeyHash()
     /// Per slot: whether it holds a row. (A row's key is its primary-key cell, NULL in a free slot.)
     private var liveFlags: [Bool] = []
     /// Free slots, reused last freed first.
@@ -73,7 +73,23 @@ final class ColumnTable {
     // MARK: Reading
 
     /// The slot of the row whose primary key is `key`, or nil when the table has none.
-    func slot(of key: DatabaseValue) -> Int? { slots[key] }
+    func slot(of key: DatabaseValue) -> Int? {
+        KeyProbe.with(key) { probe in slot(holding: probe, hash: probe.hash) }
+    }
+
+    /// The slot whose key cell holds `probe`'s value (whose hash is `hash`), or nil.
+    private func slot(holding probe: KeyProbe, hash: UInt32) -> Int? {
+        let keys = columns[schema.primaryKeyIndex]
+        return arena.withUnsafeBytes { arena in
+            slots.find(hash) { keys.holds(probe, at: $0, arena: arena) }
+        }
+    }
+
+    /// The hash of the key in `slot`.
+    private func keyHash(at slot: Int) -> UInt32 {
+        let keys = columns[schema.primaryKeyIndex]
+        return arena.withUnsafeBytes { keys.probe(at: slot, arena: $0).hash }
+    }
 
     /// Whether `slot` holds a row.
     func isLive(at slot: Int) -> Bool { slot >= 0 && slot < liveFlags.count && liveFlags[slot] }
@@ -147,17 +163,19 @@ final class ColumnTable {
     /// `readVersion` and `lastUse` 0) which ``write(_:at:version:)`` must then fill — one hash
     /// lookup either way. Between the two the caller can still read the old row of a key present.
     func claim(_ key: DatabaseValue) -> (slot: Int, isNew: Bool) {
-        let next = freeSlots.last ?? liveFlags.count
-        var isNew = false
-        let slot = Self.claim(&slots[key], next, isNew: &isNew)
-        if isNew {
-            if freeSlots.isEmpty { appendSlot() } else { freeSlots.removeLast() }
-            liveFlags[slot] = true
-            readVersions[slot] = 0
-            lastUses[slot] = 0
-            count += 1
+        let (found, hash) = KeyProbe.with(key) { probe in
+            let hash = probe.hash
+            return (self.slot(holding: probe, hash: hash), hash)
         }
-        return (slot, isNew)
+        if let found { return (found, false) }
+        let slot = freeSlots.last ?? liveFlags.count
+        if freeSlots.isEmpty { appendSlot() } else { freeSlots.removeLast() }
+        slots.insert(hash, slot: slot)
+        liveFlags[slot] = true
+        readVersions[slot] = 0
+        lastUses[slot] = 0
+        count += 1
+        return (slot, true)
     }
 
     /// Writes `row` into `slot`, which holds its key (``claim(_:)``), at `version`.
@@ -167,6 +185,7 @@ final class ColumnTable {
                      "a row of \(schema.name) has \(columns.count) values, not \(row.count)")
         versions[slot] = version
         garbageByteCount += Self.write(row, at: slot, into: &columns, arena: &arena)
+        assert(self.slot(of: row[schema.primaryKeyIndex]) == slot, "a row of \(schema.name) written into another key's slot")
         compactIfNeeded()
     }
 
@@ -220,7 +239,7 @@ final class ColumnTable {
     /// Removes the row in `slot`, which must hold one, and frees the slot.
     func remove(at slot: Int) {
         precondition(isLive(at: slot), "slot \(slot) of \(schema.name) holds no row")
-        slots.removeValue(forKey: key(at: slot))
+        slots.remove(keyHash(at: slot), slot: slot)
         free(slot)
     }
 
@@ -228,7 +247,8 @@ final class ColumnTable {
     /// table had no such row).
     @discardableResult
     func remove(key: DatabaseValue) -> Int? {
-        guard let slot = slots.removeValue(forKey: key) else { return nil }
+        guard let slot = slot(of: key) else { return nil }
+        slots.remove(keyHash(at: slot), slot: slot)
         free(slot)
         return slot
     }
@@ -265,7 +285,7 @@ final class ColumnTable {
     func removeAll() {
         columns = Array(repeating: Column(), count: columns.count)
         arena = []
-        slots = [:]
+        slots.removeAll()
         liveFlags = []
         freeSlots = []
         versions = []
@@ -324,15 +344,6 @@ final class ColumnTable {
     }
 
     // MARK: Internals
-
-    /// The slot an entry of the key hash holds, storing `next` in it (and setting `isNew`) when it
-    /// holds none.
-    private static func claim(_ entry: inout Int?, _ next: Int, isNew: inout Bool) -> Int {
-        if let slot = entry { return slot }
-        entry = next
-        isNew = true
-        return next
-    }
 
     /// A new free slot at the end, its cells NULL.
     private func appendSlot() {

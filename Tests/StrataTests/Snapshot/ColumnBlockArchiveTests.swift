@@ -61,7 +61,8 @@ private struct ArchivedRow: Entity {
         try parsed.indexKeys()
         #expect(parsed.count == 50)
         for row in 0..<block.count { #expect(parsed.row(at: row) == block.row(at: row)) }
-        #expect(parsed.keyIndex[.text("row-7")] == 7)
+        #expect(parsed.row(ofKey: .text("row-7")) == 7)
+        #expect(parsed.row(ofKey: .text("row-70")) == nil)
     }
 
     @Test func joinedChunksKeepEveryRowAndRefuseADuplicateKey() throws {

@@ -1,0 +1,109 @@
+/// Primary key → slot for a ``ColumnTable`` or a ``ColumnBlock``: an open-addressing hash table
+/// (linear probing, backward-shift deletion) that holds no key of its own.
+///
+/// A bucket is one `UInt64`: the key's 32-bit hash in the high half, its slot + 1 in the low
+/// half (0: empty). The keys stay in their column; a lookup is given the hash and a closure that
+/// says whether a slot's key cell is the one sought, so the table is not generic and stores no
+/// `String` per key: what a table held before was a `[DatabaseValue: Int]` whose text keys each
+/// cost a heap allocation and a SipHash of a `String`. The hash is computed over the key
+/// cell's bytes (``KeyProbe``), so it equates exactly what ``DatabaseValue``'s `==` equates.
+///
+/// At most half the buckets are used, so probes stay short; growing rehashes from the stored
+/// hashes alone (no key is read).
+struct KeyHash: Sendable {
+    private var buckets: [UInt64] = []
+    /// The number of keys held.
+    private(set) var count = 0
+
+    /// An empty table with room for `keys` keys.
+    init(capacity keys: Int = 0) {
+        if keys > 0 { reserveCapacity(keys) }
+    }
+
+    /// The slot stored under `hash` whose key `isKey` accepts, or nil.
+    func find(_ hash: UInt32, where isKey: (Int) -> Bool) -> Int? {
+        guard count > 0 else { return nil }
+        return buckets.withUnsafeBufferPointer { buckets in
+            let mask = buckets.count - 1
+            var index = Int(hash) & mask
+            while true {
+                let bucket = buckets[index]
+                if bucket == 0 { return nil }
+                if UInt32(truncatingIfNeeded: bucket >> 32) == hash {
+                    let slot = Int(truncatingIfNeeded: bucket & 0xFFFF_FFFF) - 1
+                    if isKey(slot) { return slot }
+                }
+                index = (index + 1) & mask
+            }
+        }
+    }
+
+    /// Stores `slot` under `hash`. The caller has checked (``find(_:where:)``) that its key is
+    /// not held.
+    mutating func insert(_ hash: UInt32, slot: Int) {
+        precondition(slot >= 0 && slot < Int(UInt32.max), "slot \(slot) is beyond what a key hash holds")
+        if (count + 1) * 2 > buckets.count { grow(toHold: count + 1) }
+        Self.place(UInt64(hash) << 32 | UInt64(slot + 1), in: &buckets)
+        count += 1
+    }
+
+    /// Removes `slot`, stored under `hash`. Later buckets of its run move back so that no probe
+    /// meets a hole before the bucket it is after.
+    mutating func remove(_ hash: UInt32, slot: Int) {
+        let entry = UInt64(hash) << 32 | UInt64(slot + 1)
+        buckets.withUnsafeMutableBufferPointer { buckets in
+            let mask = buckets.count - 1
+            var hole = Int(hash) & mask
+            while buckets[hole] != entry {
+                precondition(buckets[hole] != 0, "slot \(slot) is not in the key hash")
+                hole = (hole + 1) & mask
+            }
+            var next = hole
+            while true {
+                next = (next + 1) & mask
+                let bucket = buckets[next]
+                if bucket == 0 { break }
+                // The bucket may move into the hole only if its home is not after the hole
+                // (cyclically, between the hole and the bucket).
+                let home = Int(truncatingIfNeeded: bucket >> 32) & mask
+                let homeInRun = hole <= next ? (home > hole && home <= next) : (home > hole || home <= next)
+                if !homeInRun {
+                    buckets[hole] = bucket
+                    hole = next
+                }
+            }
+            buckets[hole] = 0
+        }
+        count -= 1
+    }
+
+    /// Makes room for `keys` keys in all, so that reaching them rehashes at most once.
+    mutating func reserveCapacity(_ keys: Int) {
+        if keys * 2 > buckets.count { grow(toHold: keys) }
+    }
+
+    /// Removes every key and releases the buckets.
+    mutating func removeAll() {
+        buckets = []
+        count = 0
+    }
+
+    private mutating func grow(toHold keys: Int) {
+        var size = max(16, buckets.count)
+        while size < keys * 2 { size *= 2 }
+        precondition(size <= 1 << 32, "a key hash holds at most 2^31 keys")
+        var grown = [UInt64](repeating: 0, count: size)
+        for bucket in buckets where bucket != 0 { Self.place(bucket, in: &grown) }
+        buckets = grown
+    }
+
+    /// Puts `bucket` in the first empty bucket from its home.
+    private static func place(_ bucket: UInt64, in buckets: inout [UInt64]) {
+        buckets.withUnsafeMutableBufferPointer { buckets in
+            let mask = buckets.count - 1
+            var index = Int(truncatingIfNeeded: bucket >> 32) & mask
+            while buckets[index] != 0 { index = (index + 1) & mask }
+            buckets[index] = bucket
+        }
+    }
+}
