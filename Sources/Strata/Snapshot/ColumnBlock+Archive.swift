@@ -41,9 +41,9 @@ extension ColumnBlock {
     }
 
     /// Appends a chunk of `count` rows straight from its bytes, checking every cell (see
-    /// ``init(archived:count:schema:)``): the chunk's columns are held apart only until they are
-    /// checked, never as a block of their own, so a load holds the joined block and the chunk's
-    /// bytes, not a third copy. Text and blob offsets move behind this block's arena.
+    /// ``init(archived:count:schema:)``): cells are checked in the chunk's bytes and then copied
+    /// once, into this block's columns, so a load holds the joined block and the chunk's bytes,
+    /// never a third copy. Text and blob offsets move behind this block's arena.
     mutating func appendArchived(_ bytes: UnsafeRawBufferPointer, count: Int) throws(SnapshotRejection) {
         let width = schema.attributes.count
         let (cells, overflow) = count.multipliedReportingOverflow(by: width)
@@ -52,44 +52,45 @@ extension ColumnBlock {
         }
         let arenaStart = cells * Self.bytesPerCell
         let arenaSize = UInt64(bytes.count - arenaStart)
-        let base = UInt64(arena.count)
-        var offset = 0
-        var parsed: [Column] = []
-        parsed.reserveCapacity(width)
         // Check every column before appending any: a bad chunk leaves the block as it was.
-        for attribute in schema.attributes {
-            var column = Column()
-            column.tags = Array(bytes[offset..<offset + count])
-            offset += count
-            column.payloads = Self.read(UInt64.self, count, from: bytes, at: &offset)
-            column.lengths = Self.read(UInt32.self, count, from: bytes, at: &offset)
-            try Self.check(column, attribute, arenaSize: arenaSize, entity: schema.name)
-            parsed.append(column)
+        for (attribute, schema) in schema.attributes.enumerated() {
+            try Self.check(ArchivedColumn(bytes, attribute: attribute, count: count), schema, arenaSize: arenaSize,
+                           entity: self.schema.name)
         }
-        for (attribute, column) in parsed.enumerated() {
-            appendColumn(attribute, column, rebasedBy: base)
+        let base = UInt64(arena.count)
+        for attribute in 0..<width {
+            let column = ArchivedColumn(bytes, attribute: attribute, count: count)
+            appendColumn(attribute, tags: column.tags, payloads: column.payloads, lengths: column.lengths, rebasedBy: base)
         }
         appendArena(UnsafeRawBufferPointer(rebasing: bytes[arenaStart...]), rows: count)
     }
 
-    private static func read<T: FixedWidthInteger>(_ type: T.Type, _ count: Int, from bytes: UnsafeRawBufferPointer,
-                                                   at offset: inout Int) -> [T] {
-        let size = count * MemoryLayout<T>.size
-        let values = [T](unsafeUninitializedCapacity: count) { buffer, initialized in
-            UnsafeMutableRawBufferPointer(buffer).copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + size]))
-            initialized = count
+    /// One attribute's cells in a chunk's bytes, read in place (unaligned).
+    struct ArchivedColumn {
+        let tags: UnsafeRawBufferPointer
+        let payloads: UnsafeRawBufferPointer
+        let lengths: UnsafeRawBufferPointer
+        var count: Int { tags.count }
+
+        init(_ bytes: UnsafeRawBufferPointer, attribute: Int, count: Int) {
+            let start = attribute * count * ColumnBlock.bytesPerCell
+            tags = UnsafeRawBufferPointer(rebasing: bytes[start..<start + count])
+            payloads = UnsafeRawBufferPointer(rebasing: bytes[start + count..<start + 9 * count])
+            lengths = UnsafeRawBufferPointer(rebasing: bytes[start + 9 * count..<start + 13 * count])
         }
-        offset += size
-        return values
+
+        func tag(_ cell: Int) -> UInt8 { tags[cell] }
+        func payload(_ cell: Int) -> UInt64 { payloads.loadUnaligned(fromByteOffset: cell * 8, as: UInt64.self) }
+        func length(_ cell: Int) -> UInt32 { lengths.loadUnaligned(fromByteOffset: cell * 4, as: UInt32.self) }
     }
 
     /// Checks one parsed column against its attribute.
-    private static func check(_ column: Column, _ attribute: AttributeSchema, arenaSize: UInt64,
+    private static func check(_ column: ArchivedColumn, _ attribute: AttributeSchema, arenaSize: UInt64,
                               entity: String) throws(SnapshotRejection) {
         // Which tags the attribute reads: the schema's one rule (AttributeType.admits), asked once per tag.
         let admitted = attribute.admittedCellTags
-        for cell in column.tags.indices {
-            let tag = column.tags[cell], payload = column.payloads[cell], length = column.lengths[cell]
+        for cell in 0..<column.count {
+            let tag = column.tag(cell), payload = column.payload(cell), length = column.length(cell)
             guard tag <= CellTag.last, admitted[Int(tag)] else {
                 throw .undecodable("\(entity).\(attribute.name): object \(cell) of a chunk holds storage class \(tag), "
                                    + "which a \(attribute.isOptional ? "optional " : "")\(attribute.type.rawValue) attribute cannot read")

@@ -64,33 +64,37 @@ enum SnapshotArchive {
     }
 
     /// Decompresses and parses one section's chunks (a batch of one per core at a time, in
-    /// parallel), checking every cell (``ColumnBlock/init(archived:count:schema:)``), joins them
+    /// parallel), checking every cell (``ColumnBlock/appendArchived(_:count:)``), and joins them
     /// into one block sized up front. Its keys are indexed by the loader (``SnapshotLoader``),
-    /// after the file is let go. No value of the app's type is built. Batches bound the memory a load holds at its peak:
-    /// the joined block plus one batch of chunks, not every chunk at once.
+    /// after the file is let go. No value of the app's type is built. Each concurrent job
+    /// decompresses into one buffer of its own, reused for every chunk it takes, so that a load
+    /// holds the joined block plus one chunk per core, and touches fresh memory only for the block.
     static func section(_ entry: SnapshotHeader.Entry, in file: UnsafeRawBufferPointer,
                         schema: EntitySchema) throws(SnapshotRejection) -> LoadedSection {
-        // The buffer outlives the concurrentPerform calls, which return only when every iteration has.
-        nonisolated(unsafe) let file = file
         let fixed = schema.attributes.count * ColumnBlock.bytesPerCell
         let arenaBytes = entry.chunks.reduce(0) { $0 + max(0, $1.uncompressedSize - $1.objectCount * fixed) }
         var block = ColumnBlock(schema: schema, capacity: entry.objectCount, arenaCapacity: arenaBytes, reservesKeys: false)
-        let batch = max(1, ProcessInfo.processInfo.activeProcessorCount)
-        for first in stride(from: 0, to: entry.chunks.count, by: batch) {
-            let indices = Array(first..<min(entry.chunks.count, first + batch))
-            let results = Locked([Int: Result<InflatedChunk, SnapshotRejection>]())
-            DispatchQueue.concurrentPerform(iterations: indices.count) { job in
-                let result = Result { () throws(SnapshotRejection) -> InflatedChunk in
-                    try InflatedChunk(entry.chunks[indices[job]], from: file)
+        let jobs = min(max(1, ProcessInfo.processInfo.activeProcessorCount), entry.chunks.count)
+        let largest = entry.chunks.map(\.uncompressedSize).max() ?? 0
+        let buffers = (0..<jobs).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, largest), alignment: 8) }
+        defer { for buffer in buffers { buffer.deallocate() } }
+        // The file and the buffers outlive the concurrentPerform calls, which return only when
+        // every iteration has; each iteration writes only its own buffer.
+        nonisolated(unsafe) let file = file, shared = buffers
+        for first in stride(from: 0, to: entry.chunks.count, by: jobs) {
+            let chunks = Array(entry.chunks[first..<min(entry.chunks.count, first + jobs)])
+            let failures = Locked([Int: SnapshotRejection]())
+            DispatchQueue.concurrentPerform(iterations: chunks.count) { job in
+                do throws(SnapshotRejection) {
+                    try chunks[job].inflate(from: file, into: shared[job])
+                } catch {
+                    failures.withLock { $0[job] = error }
                 }
-                results.withLock { $0[job] = result }
             }
-            for job in indices.indices {
-                switch results.withLock({ $0.removeValue(forKey: job)! }) {
-                case .success(let chunk):
-                    try block.appendArchived(UnsafeRawBufferPointer(chunk.bytes), count: entry.chunks[indices[job]].objectCount)
-                case .failure(let rejection): throw rejection
-                }
+            for job in chunks.indices {
+                if let failure = failures.withLock({ $0[job] }) { throw failure }
+                try block.appendArchived(UnsafeRawBufferPointer(rebasing: buffers[job][0..<chunks[job].uncompressedSize]),
+                                         count: chunks[job].objectCount)
             }
         }
         guard block.count == entry.objectCount else { throw .undecodable("\(entry.entity): object count mismatch") }
@@ -98,39 +102,21 @@ enum SnapshotArchive {
     }
 }
 
-/// One chunk decompressed into a buffer of its own, which lives as long as this object.
-///
-/// `@unchecked Sendable` is safe: the buffer is written once, by the initializer, before the
-/// object is published (through a lock) to the thread that reads it, and is never written again;
-/// `deinit` frees it when the last reference goes.
-final class InflatedChunk: @unchecked Sendable {
-    let bytes: UnsafeMutableRawBufferPointer
-
-    init(_ chunk: SnapshotHeader.Chunk, from file: UnsafeRawBufferPointer) throws(SnapshotRejection) {
-        let raw = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, chunk.uncompressedSize), alignment: 8)
-        let destination = UnsafeMutableRawBufferPointer(rebasing: raw[0..<chunk.uncompressedSize])
-        do {
-            try LZ4Frame.decompress(UnsafeRawBufferPointer(rebasing: file[chunk.offset..<(chunk.offset + chunk.compressedSize)]),
-                                    into: destination)
-        } catch {
-            raw.deallocate()
-            throw error
-        }
-        bytes = destination
-        allocation = raw
+extension SnapshotHeader.Chunk {
+    /// Decompresses this chunk of `file` into the start of `buffer` (at least its
+    /// `uncompressedSize` bytes long).
+    func inflate(from file: UnsafeRawBufferPointer, into buffer: UnsafeMutableRawBufferPointer) throws(SnapshotRejection) {
+        try LZ4Frame.decompress(UnsafeRawBufferPointer(rebasing: file[offset..<(offset + compressedSize)]),
+                                into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<uncompressedSize]))
     }
 
-    private let allocation: UnsafeMutableRawBufferPointer
-
-    deinit { allocation.deallocate() }
-}
-
-extension SnapshotHeader.Chunk {
     /// Decompresses this chunk of `file` into a temporary buffer and hands its contents to `body`.
     func inflate<T>(from file: UnsafeRawBufferPointer,
                     _ body: (UnsafeRawBufferPointer) throws(SnapshotRejection) -> T) throws(SnapshotRejection) -> T {
-        let inflated = try InflatedChunk(self, from: file)
-        return try body(UnsafeRawBufferPointer(inflated.bytes))
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, uncompressedSize), alignment: 8)
+        defer { buffer.deallocate() }
+        try inflate(from: file, into: buffer)
+        return try body(UnsafeRawBufferPointer(rebasing: buffer[0..<uncompressedSize]))
     }
 }
 

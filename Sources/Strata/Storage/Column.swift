@@ -100,15 +100,21 @@ struct Column: Sendable {
         lengths.append(length)
     }
 
-    /// Appends the cells of `other`, whose arena offsets move by `base` (its arena was appended
-    /// behind this column's at that offset).
-    mutating func append(contentsOf other: Column, rebasedBy base: UInt64) {
-        let start = tags.count
-        tags.append(contentsOf: other.tags)
-        payloads.append(contentsOf: other.payloads)
-        lengths.append(contentsOf: other.lengths)
+    /// Appends `count` cells read from little-endian bytes (`count` tags, then `count` 8-byte
+    /// payloads and 4-byte lengths, unaligned), whose text and blob offsets move by `base` (their
+    /// arena bytes were appended behind this column's arena at that offset).
+    mutating func append(tags: UnsafeRawBufferPointer, payloads: UnsafeRawBufferPointer, lengths: UnsafeRawBufferPointer,
+                         rebasedBy base: UInt64) {
+        let count = tags.count
+        precondition(payloads.count == count * 8 && lengths.count == count * 4, "a column's parts differ in length")
+        let start = self.tags.count
+        self.tags.append(contentsOf: tags)
+        self.payloads.append(contentsOf: repeatElement(0, count: count))
+        self.lengths.append(contentsOf: repeatElement(0, count: count))
+        self.payloads.withUnsafeMutableBytes { UnsafeMutableRawBufferPointer(rebasing: $0[(start * 8)...]).copyMemory(from: payloads) }
+        self.lengths.withUnsafeMutableBytes { UnsafeMutableRawBufferPointer(rebasing: $0[(start * 4)...]).copyMemory(from: lengths) }
         guard base > 0 else { return }
-        for cell in start..<tags.count where tags[cell] >= CellTag.text { payloads[cell] += base }
+        for cell in start..<self.tags.count where self.tags[cell] >= CellTag.text { self.payloads[cell] += base }
     }
 
     /// The tag, payload and length of a cell holding `value`; text and blob bytes are appended to

@@ -144,14 +144,16 @@ struct ColumnBlock: Sendable {
         return String(validating: bytes, as: UTF8.self) != nil
     }
 
-    /// Appends a column's cells for rows that ``appendArena(_:rows:)`` then completes, their
-    /// text and blob offsets moved by `base` (where their arena bytes start in this block's).
-    mutating func appendColumn(_ attribute: Int, _ column: Column, rebasedBy base: UInt64) {
-        columns[attribute].append(contentsOf: column, rebasedBy: base)
+    /// Appends a column's cells (as ``Column/append(tags:payloads:lengths:rebasedBy:)`` reads
+    /// them) for rows that ``appendArena(_:rows:)`` then completes, their text and blob offsets
+    /// moved by `base` (where their arena bytes start in this block's).
+    mutating func appendColumn(_ attribute: Int, tags: UnsafeRawBufferPointer, payloads: UnsafeRawBufferPointer,
+                               lengths: UnsafeRawBufferPointer, rebasedBy base: UInt64) {
+        columns[attribute].append(tags: tags, payloads: payloads, lengths: lengths, rebasedBy: base)
     }
 
     /// Appends the arena bytes of `rows` rows whose columns were appended with
-    /// ``appendColumn(_:_:rebasedBy:)``, and counts the rows.
+    /// ``appendColumn(_:tags:payloads:lengths:rebasedBy:)``, and counts the rows.
     mutating func appendArena(_ bytes: UnsafeRawBufferPointer, rows: Int) {
         arena.append(contentsOf: bytes)
         count += rows
