@@ -44,14 +44,17 @@ extension InMemoryIndex where ID == Int {
     /// Fills level `level`'s map: one entry per group, keyed by its first row's values, posting
     /// the group's rows in order.
     private mutating func setPostings(level: Int, firstRows: [Int], groupOf: [Int32], block: ColumnBlock) {
-        var sizes = [Int](repeating: 0, count: firstRows.count)
-        for group in groupOf { sizes[Int(group)] += 1 }
-        var lists = sizes.map { size -> [Int] in
-            var list: [Int] = []
-            list.reserveCapacity(size)
-            return list
+        // Rows grouped by a counting sort into one array; a list is made only for a group of
+        // several rows (a nearly unique attribute, a date, has mostly groups of one).
+        var ends = [Int](repeating: 0, count: firstRows.count + 1)
+        for group in groupOf { ends[Int(group) + 1] += 1 }
+        for group in firstRows.indices { ends[group + 1] += ends[group] }
+        var next = ends
+        var grouped = [Int](repeating: 0, count: groupOf.count)
+        for (row, group) in groupOf.enumerated() {
+            grouped[next[Int(group)]] = row
+            next[Int(group)] += 1
         }
-        for (row, group) in groupOf.enumerated() { lists[Int(group)].append(row) }
         var map: [Key: Postings] = [:]
         map.reserveCapacity(firstRows.count)
         for (group, first) in firstRows.enumerated() {
@@ -60,7 +63,8 @@ extension InMemoryIndex where ID == Int {
                 let value = Self.normalized(block.value(at: first, positions[position]), numberClasses[position])
                 if key == nil { key = Key(value) } else { key!.append(value) }
             }
-            map[key!] = lists[group].count == 1 ? .one(first) : .listed(lists[group])
+            let rows = ends[group]..<ends[group + 1]
+            map[key!] = rows.count == 1 ? .one(first) : .listed(Array(grouped[rows]))
         }
         setMap(map, level: level)
     }
