@@ -15,30 +15,47 @@ extension EntityTable {
         var width = 0
         var keyIsSorted = false
         var count: Int { slots.count + edited.count }
+        private var sortPositions: [Int] = []
+
+        /// No match yet, for a query ordered as `resolved` is, whose key is at `keyPosition`.
+        init(ordering resolved: ResolvedQuery, keyPosition: Int) {
+            keyIsSorted = resolved.sort.isEmpty
+            sortPositions = resolved.sort.map(\.position) + (keyIsSorted ? [keyPosition] : [])
+            width = sortPositions.count
+        }
+
+        /// Appends the values the match `row` (just appended) is ordered by.
+        mutating func appendSortValues(of row: some RowSource) {
+            for position in sortPositions { sortValues.append(row.value(at: position)) }
+        }
     }
 
     /// The matches of `resolved`'s filter among the candidates (``candidates(_:)``).
     func matches(_ resolved: ResolvedQuery) throws -> Matches {
         let candidates = try candidates(resolved.filter)
-        var matches = Matches()
-        matches.keyIsSorted = resolved.sort.isEmpty
-        matches.width = resolved.sort.count + (matches.keyIsSorted ? 1 : 0)
-        func append(_ row: some RowSource) {
-            for (position, _) in resolved.sort { matches.sortValues.append(row.value(at: position)) }
-            if matches.keyIsSorted { matches.sortValues.append(row.value(at: schema.primaryKeyIndex)) }
-        }
+        var matches = Matches(ordering: resolved, keyPosition: schema.primaryKeyIndex)
         for slot in candidates.slots {
             let view = saved.rowView(at: slot)
             guard candidates.slotsMatch || resolved.filter.matches(view) else { continue }
             matches.slots.append(slot)
-            append(view)
+            matches.appendSortValues(of: view)
         }
         for key in candidates.edited {
             guard let row = edits[key]?.row, resolved.filter.matches(row) else { continue }
             matches.edited.append(key)
-            append(row)
+            matches.appendSortValues(of: row)
         }
         return matches
+    }
+
+    /// Every saved copy's slot (unsaved edits left out) in `order` (ties by key): the order a
+    /// snapshot archives them in.
+    func savedSlots(in order: [SortKey]) throws -> [Int] {
+        let resolved = try ResolvedQuery(schema: schema, filter: .all, sortKeys: order)
+        var matches = Matches(ordering: resolved, keyPosition: schema.primaryKeyIndex)
+        matches.slots = saved.liveSlots
+        for slot in matches.slots { matches.appendSortValues(of: saved.rowView(at: slot)) }
+        return self.order(matches, resolved).map { matches.slots[$0] }
     }
 
     /// The key of match `index`.

@@ -648,12 +648,16 @@ final class EntityTable {
 
     // MARK: Snapshots
 
-    /// The saved copies (never unsaved edits) in primary-key order, in blocks of at most
-    /// `chunk` objects (one empty block when there is none): what a snapshot archives.
-    func archiveBlocks(chunk: Int) -> [ColumnBlock] {
-        let slots = saved.liveSlots.sorted { DatabaseValue.compare(saved.key(at: $0), saved.key(at: $1)) < 0 }
-        return stride(from: 0, to: max(slots.count, 1), by: chunk).map { start in
-            saved.block(slots[start..<min(slots.count, start + chunk)])
+    /// The saved copies (never unsaved edits) in the entity's ``EntitySchema/snapshotOrder``
+    /// (ties by key), in a block of at most `first` objects and then blocks of at most `chunk`
+    /// (one empty block when there is none): what a snapshot archives.
+    func archiveBlocks(first: Int, chunk: Int) throws -> [ColumnBlock] {
+        let slots = try savedSlots(in: schema.snapshotOrder)
+        var starts = [0]
+        if slots.count > first { starts += Array(stride(from: first, to: slots.count, by: chunk)) }
+        return starts.enumerated().map { number, start in
+            let end = number + 1 < starts.count ? starts[number + 1] : slots.count
+            return saved.block(slots[start..<end])
         }
     }
 

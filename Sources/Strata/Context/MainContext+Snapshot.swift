@@ -33,7 +33,8 @@ extension MainContext {
         let sequence = graph.appliedSequence
         var sections: [SnapshotArchive.Section] = []
         for table in graph.tables.values.sorted(by: { $0.schema.name < $1.schema.name }) where table.registeredCount > 0 {
-            sections.append(.init(schema: table.schema, chunks: table.archiveBlocks(chunk: SnapshotArchive.objectsPerChunk)))
+            let chunks = try table.archiveBlocks(first: SnapshotArchive.objectsInFirstChunk, chunk: SnapshotArchive.objectsPerChunk)
+            sections.append(.init(schema: table.schema, chunks: chunks))
         }
         // Wait until everything the captured state reflects is committed.
         try await store.waitUntilResolved(through: sequence)

@@ -46,6 +46,15 @@ public struct QueryResults<E: Entity>: RandomAccessCollection, Sendable {
     }
 
     /// The first position, 0.
+    /// Results whose values are the rows `rows` of `saved`, in order (one per ID).
+    init(ids: [E.ID], saved: ColumnBlock, rows: [Int]) {
+        precondition(ids.count == rows.count, "one row per result")
+        self.ids = ids
+        self.saved = saved
+        self.edited = [:]
+        self.savedRows = rows
+    }
+
     public var startIndex: Int { 0 }
     /// One past the last position: the number of results.
     public var endIndex: Int { ids.count }

@@ -38,6 +38,12 @@ public struct WarmStart {
     public let outcome: SnapshotOutcome
     /// From the call to the moment the main context held its data.
     public let timeToData: Duration
+    /// From the call to the moment the first screen was shown, when one was asked for
+    /// (``Store/openWarm(at:snapshot:entities:migrations:configuration:firstScreen:showing:)``).
+    public let timeToFirstScreen: Duration?
+    /// Whether the first screen was shown from the archive's first chunk, before the main
+    /// context was filled (otherwise it was shown from the filled main context).
+    public let showedFirstScreenEarly: Bool
 }
 
 extension Store {
@@ -58,11 +64,55 @@ extension Store {
         at path: String, snapshot snapshotPath: String, entities: [any Entity.Type], migrations: [Migration] = [],
         configuration: StoreConfiguration = .default
     ) async throws -> WarmStart {
+        try await openWarm(at: path, snapshot: snapshotPath, registry: try SchemaRegistry(entities), migrations: migrations,
+                           configuration: configuration, firstScreen: nil)
+    }
+
+    /// ``openWarm(at:snapshot:entities:migrations:configuration:)`` that also shows the first
+    /// screen of a list as soon as it can: `showing` is called once, on the main actor, with the
+    /// results of `firstScreen` — before the main context is filled when the archive's first
+    /// chunk decides them, otherwise from the filled main context before this returns.
+    ///
+    /// The archive keeps each entity's objects in its ``Entity/snapshotOrder``, and its first
+    /// chunk holds the first ``SnapshotArchive/objectsInFirstChunk`` of them. The first chunk
+    /// decides a query ordered exactly by that order (its filter evaluated in memory) whose
+    /// window it fills, or any query when it holds the entity's every object. It is shown early
+    /// only once it has been checked as the whole archive is — header CRC-32, the entity's schema
+    /// fingerprint, the chunk's content checksum and every cell — and the store says the archive
+    /// is current (same store, same generation, nothing to catch up): the results are then
+    /// exactly what the main context answers once filled. A later chunk that turns out damaged
+    /// makes the main context cold-start; what the first screen showed is what SQLite holds too.
+    ///
+    /// ```swift
+    /// let unread = Query<Article>(where: Attribute("isRead") == false,
+    ///                             sortedBy: [Attribute("published").descending], limit: 50)
+    /// let start = try await Store.openWarm(at: path, snapshot: snapshotPath, entities: [Feed.self, Article.self],
+    ///                                      firstScreen: unread) { articles in list.show(articles) }
+    /// ```
+    @MainActor
+    public static func openWarm<E: Entity>(
+        at path: String, snapshot snapshotPath: String, entities: [any Entity.Type], migrations: [Migration] = [],
+        configuration: StoreConfiguration = .default, firstScreen: Query<E>,
+        showing: @escaping @MainActor (QueryResults<E>) -> Void
+    ) async throws -> WarmStart {
+        try await openWarm(at: path, snapshot: snapshotPath, registry: try SchemaRegistry(entities), migrations: migrations,
+                           configuration: configuration, firstScreen: EarlyScreen(firstScreen, showing))
+    }
+
+    @MainActor
+    private static func openWarm(
+        at path: String, snapshot snapshotPath: String, registry: SchemaRegistry, migrations: [Migration],
+        configuration: StoreConfiguration, firstScreen: EarlyScreen?
+    ) async throws -> WarmStart {
         let start = ContinuousClock.now
-        let registry = try SchemaRegistry(entities)
+        // The first chunk is read first, on its own: the first screen waits for nothing else.
+        let firstChunk = firstScreen.map { screen in
+            Task.detached(priority: .userInitiated) { SnapshotLoader(registry: registry).firstChunk(snapshotPath, of: screen.entity) }
+        }
         // Off the main actor: read, decompress and check the archive, and build the main
         // context's in-memory indexes over it, so that filling the context is a hand-over.
         let decoding = Task.detached(priority: .userInitiated) {
+            _ = await firstChunk?.value
             switch SnapshotLoader(registry: registry).load(snapshotPath, indexingKeys: false) {
             case .failure(let rejection): return Result<(SnapshotLoader.Loaded, [[InMemoryIndex<Int>]]), SnapshotRejection>.failure(rejection)
             case .success(let loaded): return await indexing(loaded)
@@ -77,6 +127,12 @@ extension Store {
         }
         let (generation, floor) = try await store.onQueue { writer in
             (try ChangeLog.generation(writer.connection), try ChangeLog.floor(writer.connection))
+        }
+        var shownAt: Duration?
+        if let firstScreen, case .success(let chunk)? = await firstChunk?.value,
+           chunk.header.fit(storeID: store.storeID, generation: generation, floor: floor) == .current,
+           firstScreen.show(from: chunk) {
+            shownAt = ContinuousClock.now - start
         }
         let main = store.mainContext
         var outcome: SnapshotOutcome
@@ -100,10 +156,40 @@ extension Store {
         }
         if case .coldStart = outcome { try await main.loadResidentEntities() }
         let elapsed = ContinuousClock.now - start
+        let early = shownAt != nil
+        if let firstScreen, !early {
+            try firstScreen.show(from: main)
+            shownAt = ContinuousClock.now - start
+        }
         store.logger.debug("warm start", metadata: ["outcome": "\(outcome)", "snapshot": "\(snapshotPath)",
-                                                   "elapsed": "\(elapsed)"])
-        return WarmStart(store: store, mainContext: main, outcome: outcome, timeToData: elapsed)
+                                                   "elapsed": "\(elapsed)", "first screen": "\(shownAt.map { "\($0)" } ?? "none")",
+                                                   "first screen early": "\(early)"])
+        return WarmStart(store: store, mainContext: main, outcome: outcome, timeToData: elapsed, timeToFirstScreen: shownAt,
+                         showedFirstScreenEarly: early)
     }
+}
+
+/// A first screen to show during a warm start, with its entity type erased.
+@MainActor
+private struct EarlyScreen {
+    let entity: String
+    /// Shows the screen from an archive's first chunk when the chunk decides it; false when not.
+    let show: (SnapshotLoader.FirstChunk) -> Bool
+    /// Shows the screen from the filled main context.
+    let showFromContext: (MainContext) throws -> Void
+
+    init<E: Entity>(_ query: Query<E>, _ showing: @escaping @MainActor (QueryResults<E>) -> Void) {
+        entity = E.entityName
+        show = { chunk in
+            guard let results = try? FirstScreen.results(query, in: chunk) else { return false }
+            showing(results)
+            return true
+        }
+        showFromContext = { main in showing(try main.results(matching: query)) }
+    }
+
+    func show(from chunk: SnapshotLoader.FirstChunk) -> Bool { show(chunk) }
+    func show(from main: MainContext) throws { try showFromContext(main) }
 }
 
 extension Store {

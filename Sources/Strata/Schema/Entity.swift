@@ -59,6 +59,14 @@ public protocol Entity: Codable, Sendable, Identifiable where ID: EntityIdentifi
     /// a snapshot written by the previous version must not be decoded by this one: such a
     /// snapshot is then refused clearly (``SnapshotRejection/schemaChanged``) and the store cold-starts.
     static var archiveVersion: Int { get }
+    /// The order a snapshot stores this entity's objects in (ties by primary key, ascending), so
+    /// that a warm start can show the first screen of a list in this order from the archive's
+    /// first chunk, before the rest is read: see
+    /// ``Store/openWarm(at:snapshot:entities:migrations:configuration:firstScreen:showing:)``.
+    /// Name the order of the list the app opens on: `[Attribute("published").descending]`.
+    /// Defaults to none (primary-key order). Changing it makes existing snapshots refused once
+    /// (``SnapshotRejection/schemaChanged``).
+    static var snapshotOrder: [SortKey] { get }
 
     /// Writes the object's attribute values, in schema order, for Strata's hot paths (saves,
     /// merges, bulk updates). The default goes through `Encodable`; implement it by hand (or have
@@ -80,6 +88,7 @@ extension Entity {
     public static var discardedAttributes: Set<String> { [] }
     public static var isResident: Bool { false }
     public static var archiveVersion: Int { 1 }
+    public static var snapshotOrder: [SortKey] { [] }
 }
 
 /// The default ``Entity/entityName``: the type's name. `String(describing:)` of a type costs

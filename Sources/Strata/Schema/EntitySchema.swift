@@ -110,6 +110,9 @@ public struct EntitySchema: Sendable, Hashable, Codable {
     public var isResident: Bool
     /// ``Entity/archiveVersion``: part of the entity's snapshot fingerprint.
     public var archiveVersion: Int
+    /// The order a snapshot archives the objects in (``Entity/snapshotOrder``); recorded only
+    /// when there is one, so that the records of entities without one are as they were.
+    public var snapshotOrder: [SortKey] = []
 
     /// How the declaration says to evolve a stored schema (``Entity/formerAttributeNames``,
     /// ``Entity/discardedAttributes``, the attributes with an ``Entity/attributeDefaults``
@@ -125,7 +128,7 @@ public struct EntitySchema: Sendable, Hashable, Codable {
     private var positions: [String: Int] = [:]
 
     enum CodingKeys: String, CodingKey {
-        case name, table, attributes, primaryKeyIndex, indexes, fullTextAttributes, isResident, archiveVersion
+        case name, table, attributes, primaryKeyIndex, indexes, fullTextAttributes, isResident, archiveVersion, snapshotOrder
     }
 
     init(name: String, table: String, attributes: [AttributeSchema], primaryKeyIndex: Int,
@@ -152,7 +155,22 @@ public struct EntitySchema: Sendable, Hashable, Codable {
         fullTextAttributes = try container.decode([String].self, forKey: .fullTextAttributes)
         isResident = try container.decode(Bool.self, forKey: .isResident)
         archiveVersion = try container.decodeIfPresent(Int.self, forKey: .archiveVersion) ?? 1
+        snapshotOrder = try container.decodeIfPresent([SortKey].self, forKey: .snapshotOrder) ?? []
         buildPositions()
+    }
+
+    /// Encodes the schema as `strata_entities` records it (the snapshot order only when there is one).
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(table, forKey: .table)
+        try container.encode(attributes, forKey: .attributes)
+        try container.encode(primaryKeyIndex, forKey: .primaryKeyIndex)
+        try container.encode(indexes, forKey: .indexes)
+        try container.encode(fullTextAttributes, forKey: .fullTextAttributes)
+        try container.encode(isResident, forKey: .isResident)
+        try container.encode(archiveVersion, forKey: .archiveVersion)
+        if !snapshotOrder.isEmpty { try container.encode(snapshotOrder, forKey: .snapshotOrder) }
     }
 
     private mutating func buildPositions() {

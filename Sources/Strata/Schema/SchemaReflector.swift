@@ -41,6 +41,8 @@ enum SchemaReflector {
         var declared = schema
         declared.evolution = EntitySchema.Evolution(formerNames: E.formerAttributeNames, discarded: E.discardedAttributes,
                                                     explicitDefaults: Set(E.attributeDefaults.keys))
+        for key in E.snapshotOrder { _ = try schema.requirePosition(of: key.attribute) }
+        declared.snapshotOrder = E.snapshotOrder
         return declared
     }
 

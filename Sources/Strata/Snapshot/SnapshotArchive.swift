@@ -5,8 +5,12 @@ import Foundation
 /// compressed and decompressed in parallel.
 enum SnapshotArchive {
     static let objectsPerChunk = 10_000
+    /// The objects in a section's first chunk: a few screens of a list, decompressed and checked
+    /// on their own so that a warm start can show the first screen before the rest is read.
+    static let objectsInFirstChunk = 1_000
 
-    /// A fingerprint of one entity's schema (its attributes, columns, types, indexes).
+    /// A fingerprint of one entity's schema (its attributes, columns, types, indexes, and the
+    /// order its objects are archived in: ``Entity/snapshotOrder``).
     static func fingerprint(_ schema: EntitySchema) -> UInt64 {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
@@ -23,8 +27,9 @@ enum SnapshotArchive {
         return Fingerprint.of(writer.data)
     }
 
-    /// One entity's objects to archive, in chunks of at most ``objectsPerChunk`` (an entity
-    /// with no object has one empty chunk).
+    /// One entity's objects to archive, in the entity's ``Entity/snapshotOrder``: a first chunk of
+    /// at most ``objectsInFirstChunk``, then chunks of at most ``objectsPerChunk`` (an entity with
+    /// no object has one empty chunk).
     struct Section: Sendable {
         let schema: EntitySchema
         let chunks: [ColumnBlock]

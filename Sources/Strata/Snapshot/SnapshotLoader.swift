@@ -123,3 +123,36 @@ extension SnapshotFuzzing {
         return written.chunks.reduce(written.header, +)
     }
 }
+
+extension SnapshotLoader {
+    /// An archive's first chunk of one entity's section, checked, with the archive's header:
+    /// what a warm start shows a first screen from before the rest is read.
+    struct FirstChunk: Sendable {
+        let header: SnapshotHeader
+        /// The chunk's objects, in the entity's ``EntitySchema/snapshotOrder`` (ties by key),
+        /// every cell checked. Keys are not indexed.
+        let block: ColumnBlock
+        /// Whether the chunk is the whole section (every archived object of the entity).
+        let isWholeSection: Bool
+    }
+
+    /// Reads the header of the archive at `path`, checks it (magic, format, CRC-32, every
+    /// entity's fingerprint against the registry), and decompresses and checks the first chunk
+    /// of `entity`'s section — nothing else of the file is read.
+    func firstChunk(_ path: String, of entity: String) -> Result<FirstChunk, SnapshotRejection> {
+        Result { () throws(SnapshotRejection) -> FirstChunk in
+            try Snapshot.map(path).withUnsafeBytes { bytes in Result { () throws(SnapshotRejection) -> FirstChunk in
+                let header = try SnapshotHeader.decode(bytes)
+                let schemas = try header.matchedSchemas(registry.schemas)
+                guard let number = header.entities.firstIndex(where: { $0.entity == entity }),
+                      let chunk = header.entities[number].chunks.first else {
+                    throw .undecodable("the archive holds no \(entity)")
+                }
+                let block = try chunk.inflate(from: bytes) { (contents) throws(SnapshotRejection) in
+                    try ColumnBlock(archived: contents, count: chunk.objectCount, schema: schemas[number])
+                }
+                return FirstChunk(header: header, block: block, isWholeSection: header.entities[number].chunks.count == 1)
+            } }.get()
+        }
+    }
+}

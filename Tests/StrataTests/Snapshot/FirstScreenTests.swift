@@ -1,0 +1,228 @@
+import Foundation
+@testable import Strata
+import StrataTestSupport
+import Testing
+
+/// An article list archived newest first (``Entity/snapshotOrder``).
+struct ListedArticle: Entity, Equatable {
+    var id: String
+    var feedID: Int64
+    var published: Date
+    var isRead: Bool
+
+    static let isResident = true
+    static let snapshotOrder = [Attribute("published").descending]
+}
+
+/// The same table archived in another order: what an app that changed its order opens.
+struct ListedArticleByFeed: Entity, Equatable {
+    var id: String
+    var feedID: Int64
+    var published: Date
+    var isRead: Bool
+
+    static let entityName = "ListedArticle"
+    static let isResident = true
+    static let snapshotOrder = [Attribute("feedID").ascending]
+}
+
+/// A warm start shows a first screen from the archive's first chunk only when that chunk alone
+/// decides it and the archive is current; otherwise from the filled main context. Either way the
+/// screen is shown once and equals what the main context (and SQL) answers.
+@MainActor
+@Suite struct FirstScreenTests {
+    /// More articles than a first chunk holds, so that the archive has later chunks.
+    static let count = SnapshotArchive.objectsInFirstChunk * 2 + 500
+
+    /// Articles with random dates (many shared, so ties fall to the key), feeds and read flags.
+    private func articles(_ random: inout SeededRandom) -> [ListedArticle] {
+        (0..<Self.count).map { index in
+            ListedArticle(id: "a-\(index)", feedID: Int64(random.next(20)),
+                          published: Date(timeIntervalSinceReferenceDate: Double(random.next(1_500))),
+                          isRead: random.next(10) < 3)
+        }
+    }
+
+    /// A store holding `articles`, persisted, and its snapshot written.
+    private func fill(_ db: String, _ file: String, _ articles: [ListedArticle]) async throws {
+        let store = try await Store.open(at: db, entities: [ListedArticle.self])
+        var changes = ChangeSet()
+        for article in articles { changes.insert(article) }
+        try store.submit(changes)
+        try await store.persist()
+        let main = store.mainContext
+        try await main.loadResidentEntities()
+        try await main.writeSnapshot(to: file)
+        try await store.close()
+    }
+
+    /// Opens warm with `query` as the first screen; returns the start and every screen shown.
+    private func openWarm<E: Entity>(_ db: String, _ file: String, _ query: Query<E>,
+                                     entities: [any Entity.Type] = [ListedArticle.self])
+        async throws -> (WarmStart, [QueryResults<E>]) {
+        var shown: [QueryResults<E>] = []
+        let start = try await Store.openWarm(at: db, snapshot: file, entities: entities, firstScreen: query) { shown.append($0) }
+        return (start, shown)
+    }
+
+    /// The screen shown once, equal (IDs and values) to the main context's answer and SQL's.
+    private func expectShownOnce(_ start: WarmStart, _ shown: [QueryResults<ListedArticle>],
+                                 _ query: Query<ListedArticle>, seed: UInt64) async throws {
+        #expect(shown.count == 1, "seed \(seed): shown \(shown.count) times")
+        guard let screen = shown.first else { return }
+        let fromContext = try start.mainContext.results(matching: query)
+        let fromSQL = try await start.store.fetch(query)
+        #expect(screen.ids == fromContext.ids, "seed \(seed): \(query.filter)")
+        #expect(Array(screen) == fromSQL, "seed \(seed): \(query.filter)")
+        #expect(!screen.isEmpty, "seed \(seed): an empty screen proves little")
+    }
+
+    nonisolated static let decidedByTheFirstChunk: [Query<ListedArticle>] = [
+        Query(where: Attribute("isRead") == false, sortedBy: [Attribute("published").descending], limit: 50),
+        Query(sortedBy: [Attribute("published").descending], limit: 20, offset: 30),
+        Query(where: Attribute("feedID") == 3, sortedBy: [Attribute("published").descending], limit: 10),
+    ]
+
+    @Test(arguments: decidedByTheFirstChunk)
+    func aQueryInTheArchiveOrderIsShownFromTheFirstChunk(_ query: Query<ListedArticle>) async throws {
+        var (random, seed) = SeededRandom.forTest("aQueryInTheArchiveOrderIsShownFromTheFirstChunk")
+        let directory = try TemporaryDirectory()
+        let db = directory.path("s.sqlite"), file = directory.path("s.snapshot")
+        try await fill(db, file, articles(&random))
+        let (start, shown) = try await openWarm(db, file, query)
+        #expect(start.outcome == .used)
+        #expect(start.showedFirstScreenEarly, "seed \(seed)")
+        #expect(start.timeToFirstScreen != nil)
+        try await expectShownOnce(start, shown, query, seed: seed)
+        try await start.store.close()
+    }
+
+    nonisolated static let notDecidedByTheFirstChunk: [Query<ListedArticle>] = [
+        // Another order: the first chunk holds the newest, not the oldest.
+        Query(sortedBy: [Attribute("published").ascending], limit: 10),
+        // More matches than the first chunk holds.
+        Query(where: Attribute("feedID") == 3, sortedBy: [Attribute("published").descending], limit: 500),
+        // No limit: every match, in every chunk.
+        Query(where: Attribute("isRead") == true, sortedBy: [Attribute("published").descending]),
+    ]
+
+    @Test(arguments: notDecidedByTheFirstChunk)
+    func aQueryTheFirstChunkCannotDecideIsShownFromTheFilledContext(_ query: Query<ListedArticle>) async throws {
+        var (random, seed) = SeededRandom.forTest("aQueryTheFirstChunkCannotDecideIsShownFromTheFilledContext")
+        let directory = try TemporaryDirectory()
+        let db = directory.path("s.sqlite"), file = directory.path("s.snapshot")
+        try await fill(db, file, articles(&random))
+        let (start, shown) = try await openWarm(db, file, query)
+        #expect(start.outcome == .used)
+        #expect(!start.showedFirstScreenEarly, "seed \(seed)")
+        try await expectShownOnce(start, shown, query, seed: seed)
+        try await start.store.close()
+    }
+
+    @Test func anEntityWholeInItsFirstChunkAnswersAnyQueryEarly() async throws {
+        var (random, seed) = SeededRandom.forTest("anEntityWholeInItsFirstChunkAnswersAnyQueryEarly")
+        let directory = try TemporaryDirectory()
+        let db = directory.path("s.sqlite"), file = directory.path("s.snapshot")
+        try await fill(db, file, Array(articles(&random).prefix(300)))
+        let query = Query<ListedArticle>(where: Attribute("isRead") == true, sortedBy: [Attribute("feedID").ascending])
+        let (start, shown) = try await openWarm(db, file, query)
+        #expect(start.showedFirstScreenEarly, "seed \(seed)")
+        try await expectShownOnce(start, shown, query, seed: seed)
+        try await start.store.close()
+    }
+
+    /// The archive's objects are in the entity's order, ties by key: the first chunk holds the
+    /// first ones of that order.
+    @Test func theArchiveKeepsTheEntityOrderAndTheFirstChunkIsTheFirstObjects() async throws {
+        var (random, seed) = SeededRandom.forTest("theArchiveKeepsTheEntityOrderAndTheFirstChunkIsTheFirstObjects")
+        let directory = try TemporaryDirectory()
+        let db = directory.path("s.sqlite"), file = directory.path("s.snapshot")
+        let all = articles(&random)
+        try await fill(db, file, all)
+        let expected = all.sorted { $0.published != $1.published ? $0.published > $1.published : $0.id < $1.id }
+        let chunk = try SnapshotLoader(registry: SchemaRegistry([ListedArticle.self])).firstChunk(file, of: "ListedArticle").get()
+        #expect(!chunk.isWholeSection)
+        #expect(chunk.block.count == SnapshotArchive.objectsInFirstChunk)
+        let keys = (0..<chunk.block.count).map { chunk.block.key(at: $0) }
+        #expect(keys == expected.prefix(chunk.block.count).map { .text($0.id) }, "seed \(seed)")
+        let header = try Snapshot.readHeader(at: file)
+        #expect(header.entities.first?.chunks.map(\.objectCount)
+                == [SnapshotArchive.objectsInFirstChunk, Self.count - SnapshotArchive.objectsInFirstChunk])
+    }
+
+    /// A store ahead of the archive (here: an article of the first screen marked read since)
+    /// shows the screen only once the main context has caught up.
+    @Test func anArchiveBehindTheStoreShowsTheScreenOnlyAfterCatchingUp() async throws {
+        var (random, seed) = SeededRandom.forTest("anArchiveBehindTheStoreShowsTheScreenOnlyAfterCatchingUp")
+        let directory = try TemporaryDirectory()
+        let db = directory.path("s.sqlite"), file = directory.path("s.snapshot")
+        try await fill(db, file, articles(&random))
+        let query = Self.decidedByTheFirstChunk[0]
+        do {
+            let store = try await Store.open(at: db, entities: [ListedArticle.self])
+            var newest = try #require(try await store.fetch(query).first)
+            newest.isRead = true
+            var changes = ChangeSet()
+            changes.update(newest)
+            try await store.submit(changes).committed()
+            try await store.close()
+        }
+        let (start, shown) = try await openWarm(db, file, query)
+        #expect(start.outcome == .caughtUp(changes: 1))
+        #expect(!start.showedFirstScreenEarly, "seed \(seed)")
+        try await expectShownOnce(start, shown, query, seed: seed)
+        try await start.store.close()
+    }
+
+    /// A damaged first chunk shows nothing early; a damaged later chunk leaves the first screen
+    /// (checked on its own) shown early and the main context cold-started. Both show SQL's answer.
+    @Test(arguments: [0, 1])
+    func aDamagedChunkIsNeverShown(chunk number: Int) async throws {
+        var (random, seed) = SeededRandom.forTest("aDamagedChunkIsNeverShown \(number)")
+        let directory = try TemporaryDirectory()
+        let db = directory.path("s.sqlite"), file = directory.path("s.snapshot")
+        try await fill(db, file, articles(&random))
+        let chunk = try #require(try Snapshot.readHeader(at: file).entities.first?.chunks[number])
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+        bytes[chunk.offset + chunk.compressedSize / 2] ^= 0x5A
+        try bytes.write(to: URL(fileURLWithPath: file))
+        let query = Self.decidedByTheFirstChunk[0]
+        let (start, shown) = try await openWarm(db, file, query)
+        #expect(!start.outcome.usedSnapshot, "seed \(seed)")
+        #expect(start.showedFirstScreenEarly == (number > 0), "seed \(seed)")
+        try await expectShownOnce(start, shown, query, seed: seed)
+        try await start.store.close()
+    }
+
+    @Test func anArchiveWrittenInAnotherOrderIsRefused() async throws {
+        var (random, _) = SeededRandom.forTest("anArchiveWrittenInAnotherOrderIsRefused")
+        let directory = try TemporaryDirectory()
+        let db = directory.path("s.sqlite"), file = directory.path("s.snapshot")
+        try await fill(db, file, articles(&random))
+        let query = Query<ListedArticleByFeed>(sortedBy: [Attribute("feedID").ascending], limit: 5)
+        let (start, shown) = try await openWarm(db, file, query, entities: [ListedArticleByFeed.self])
+        #expect(start.outcome == .coldStart(.schemaChanged))
+        #expect(!start.showedFirstScreenEarly)
+        #expect(shown.count == 1)
+        #expect(shown.first?.ids == (try await start.store.fetch(query)).map(\.id))
+        try await start.store.close()
+    }
+
+    private struct MisorderedArticle: Entity {
+        var id: String
+        var published: Date
+        static let snapshotOrder = [Attribute("publishedAt").descending]
+    }
+
+    @Test func anOrderOnAnUnknownAttributeIsRefusedAtRegistration() {
+        #expect(throws: StrataError.self) { try SchemaRegistry([MisorderedArticle.self]) }
+        do {
+            _ = try SchemaRegistry([MisorderedArticle.self])
+        } catch let error as StrataError {
+            #expect(error.code == .unknownAttribute)
+            #expect(error.description.contains("publishedAt"))
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+}
