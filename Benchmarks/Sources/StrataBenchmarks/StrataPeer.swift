@@ -17,6 +17,8 @@ struct Article: Entity, Equatable {
     static let tableName = "articles"
     static let indexes = [EntityIndex(["feedID", "isRead"])]
     static let isResident = true
+    /// The reader opens on its newest articles: snapshots keep them first (P5b).
+    static let snapshotOrder = [Attribute("published").descending]
 }
 
 extension Article: ArticleFields {}
@@ -40,6 +42,14 @@ enum StrataPeer {
 
     static func openWarm(_ path: String, snapshot: String) async throws -> WarmStart {
         try await Store.openWarm(at: path, snapshot: snapshot, entities: entities, configuration: configuration)
+    }
+
+    /// P5 and P5b: a warm start that shows the first screen ("unread, newest first") as soon as
+    /// it can; `showing` gets its values, built.
+    static func openWarm(_ path: String, snapshot: String, showing: @escaping @MainActor ([Article]) -> Void)
+        async throws -> WarmStart {
+        try await Store.openWarm(at: path, snapshot: snapshot, entities: entities, configuration: configuration,
+                                 firstScreen: unreadQuery(newest: true)) { showing(Array($0)) }
     }
 
     /// P1: one worker context inserts and saves each batch; done when the root has persisted

@@ -111,22 +111,24 @@ extension Store {
         }
         // Off the main actor: read, decompress and check the archive, and build the main
         // context's in-memory indexes over it, so that filling the context is a hand-over.
-        let decoding = Task.detached(priority: .userInitiated) {
-            _ = await firstChunk?.value
-            switch SnapshotLoader(registry: registry).load(snapshotPath, indexingKeys: false) {
-            case .failure(let rejection): return Result<(SnapshotLoader.Loaded, [[InMemoryIndex<Int>]]), SnapshotRejection>.failure(rejection)
-            case .success(let loaded): return await indexing(loaded)
+        // With a first screen to show, the rest of the archive is read once it has been tried:
+        // the first chunk and the store's open then have the cores to themselves.
+        let decode = {
+            Task.detached(priority: .userInitiated) {
+                switch SnapshotLoader(registry: registry).load(snapshotPath, indexingKeys: false) {
+                case .failure(let rejection): return Result<(SnapshotLoader.Loaded, [[InMemoryIndex<Int>]]), SnapshotRejection>.failure(rejection)
+                case .success(let loaded): return await indexing(loaded)
+                }
             }
         }
-        let store: Store
+        var started = firstScreen == nil ? decode() : nil
+        let (store, generation, floor): (Store, Int64, Int64)
         do {
-            store = try await open(at: path, registry: registry, migrations: migrations, configuration: configuration)
+            (store, generation, floor) = try await open(at: path, registry: registry, migrations: migrations,
+                                                        configuration: configuration)
         } catch {
-            decoding.cancel()
+            started?.cancel()
             throw error
-        }
-        let (generation, floor) = try await store.onQueue { writer in
-            (try ChangeLog.generation(writer.connection), try ChangeLog.floor(writer.connection))
         }
         var shownAt: Duration?
         if let firstScreen, case .success(let chunk)? = await firstChunk?.value,
@@ -134,6 +136,8 @@ extension Store {
            firstScreen.show(from: chunk) {
             shownAt = ContinuousClock.now - start
         }
+        let decoding = started ?? decode()
+        started = nil
         let main = store.mainContext
         var outcome: SnapshotOutcome
         switch await decoding.value {

@@ -70,12 +70,14 @@ public final class Store: Sendable {
         at path: String, entities: [any Entity.Type], migrations: [Migration] = [],
         configuration: StoreConfiguration = .default
     ) async throws -> Store {
-        try await open(at: path, registry: SchemaRegistry(entities), migrations: migrations, configuration: configuration)
+        try await open(at: path, registry: SchemaRegistry(entities), migrations: migrations, configuration: configuration).store
     }
 
     /// ``open(at:entities:migrations:configuration:)`` with the entities' schemas already reflected.
+    /// Opens the store; returns it with the change log's generation and floor as they were at
+    /// open (one round trip to the store's queue, which a warm start checks its archive against).
     static func open(at path: String, registry: SchemaRegistry, migrations: [Migration],
-                     configuration: StoreConfiguration) async throws -> Store {
+                     configuration: StoreConfiguration) async throws -> (store: Store, generation: Int64, floor: Int64) {
         let queue = DispatchQueue(label: "strata.store", qos: configuration.qualityOfService)
         queue.markIdentity()
         let (writer, outcome) = try await withCheckedThrowingContinuation {
@@ -111,9 +113,11 @@ public final class Store: Sendable {
         // Until this store commits, what it reads reflects the generation the file is at: a
         // snapshot written before the first commit must claim that one, not 0 (which would make
         // the next warm start re-read every logged change).
-        let generation = try await store.onQueue { writer in try ChangeLog.generation(writer.connection) }
+        let (generation, floor) = try await store.onQueue { writer in
+            (try ChangeLog.generation(writer.connection), try ChangeLog.floor(writer.connection))
+        }
         store.pipeline.withLock { $0.committedGeneration = max($0.committedGeneration, generation) }
-        return store
+        return (store, generation, floor)
     }
 
     /// Deletes a database file and its WAL and shared-memory files (those that exist).
