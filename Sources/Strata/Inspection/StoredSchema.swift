@@ -22,6 +22,7 @@ enum StoredSchema {
         var fullTextAttributes: [String]
         var isResident: Bool
         var archiveVersion: Int?
+        var snapshotOrder: [SortKey]?
     }
 
     /// Decodes one recorded schema.
@@ -50,10 +51,12 @@ enum StoredSchema {
         guard attributes.indices.contains(stored.primaryKeyIndex) else {
             throw StrataError(.corrupt, "the recorded schema of entity \(entity) has no primary key", path: path, entity: entity)
         }
-        return EntitySchema(name: stored.name, table: stored.table, attributes: attributes,
-                            primaryKeyIndex: stored.primaryKeyIndex, indexes: stored.indexes,
-                            fullTextAttributes: stored.fullTextAttributes, isResident: stored.isResident,
-                            archiveVersion: stored.archiveVersion ?? 1)
+        var schema = EntitySchema(name: stored.name, table: stored.table, attributes: attributes,
+                                  primaryKeyIndex: stored.primaryKeyIndex, indexes: stored.indexes,
+                                  fullTextAttributes: stored.fullTextAttributes, isResident: stored.isResident,
+                                  archiveVersion: stored.archiveVersion ?? 1)
+        schema.snapshotOrder = stored.snapshotOrder ?? []
+        return schema
     }
 
     private static func describe(_ error: Error) -> String {

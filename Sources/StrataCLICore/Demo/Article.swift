@@ -22,6 +22,9 @@ public struct Article: Entity, Equatable {
     public static let indexes = [EntityIndex(["feedID", "isRead"]), EntityIndex(["published"]), EntityIndex(["isStarred"])]
     public static let fullTextAttributes = ["title", "summary"]
     public static let isResident = true
+    /// The reader opens on its newest articles: snapshots keep them first, so that a warm launch
+    /// shows the first screen from the archive's first chunk.
+    public static let snapshotOrder = [Attribute("published").descending]
 
     public init(id: String, feedID: Int64, title: String, summary: String, url: URL, published: Date,
                 isRead: Bool, isStarred: Bool) {

@@ -51,7 +51,9 @@ struct DemoReport {
             ("launches", .object(launches.map { name, result, wall in
                 (name, .object([
                     ("outcome", .string(result.outcome)), ("usedSnapshot", .bool(result.usedSnapshot)),
-                    ("timeToDataSeconds", .number(result.timeToDataSeconds)), ("processSeconds", .number(wall)),
+                    ("timeToDataSeconds", .number(result.timeToDataSeconds)),
+                    ("timeToFirstScreenSeconds", .number(result.timeToFirstScreenSeconds)),
+                    ("firstScreenEarly", .bool(result.firstScreenEarly)), ("processSeconds", .number(wall)),
                     ("feeds", .int(result.feeds)), ("articles", .int(result.articles)), ("unread", .int(result.unread)),
                     ("starred", .int(result.starred)), ("digest", .string(result.digest)),
                 ]))

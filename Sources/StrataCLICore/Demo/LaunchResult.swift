@@ -7,6 +7,12 @@ struct LaunchResult: Codable, Sendable {
     var usedSnapshot: Bool
     /// From opening the store to the main context holding its data.
     var timeToDataSeconds: Double
+    /// From opening the store to the first screen (the 50 newest unread articles) shown.
+    var timeToFirstScreenSeconds: Double
+    /// Whether the first screen came from the snapshot's first chunk, before the main context was filled.
+    var firstScreenEarly: Bool
+    /// Whether the first screen equals the filled main context's answer.
+    var firstScreenMatches: Bool
     var feeds: Int
     var articles: Int
     var unread: Int

@@ -145,6 +145,9 @@ struct ListedArticleByFeed: Entity, Equatable {
         #expect(chunk.block.count == SnapshotArchive.objectsInFirstChunk)
         let keys = (0..<chunk.block.count).map { chunk.block.key(at: $0) }
         #expect(keys == expected.prefix(chunk.block.count).map { .text($0.id) }, "seed \(seed)")
+        // Tools without the app's types read the order from the store's records.
+        #expect(try StoreInspector(path: db).snapshotValidity(at: file) == .current)
+        #expect(try StoreInspector(path: db).entities.first?.snapshotOrder == ListedArticle.snapshotOrder)
         let header = try Snapshot.readHeader(at: file)
         #expect(header.entities.first?.chunks.map(\.objectCount)
                 == [SnapshotArchive.objectsInFirstChunk, Self.count - SnapshotArchive.objectsInFirstChunk])
