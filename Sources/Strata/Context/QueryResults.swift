@@ -45,7 +45,6 @@ public struct QueryResults<E: Entity>: RandomAccessCollection, Sendable {
         }
     }
 
-    /// The first position, 0.
     /// Results whose values are the rows `rows` of `saved`, in order (one per ID).
     init(ids: [E.ID], saved: ColumnBlock, rows: [Int]) {
         precondition(ids.count == rows.count, "one row per result")
@@ -55,6 +54,7 @@ public struct QueryResults<E: Entity>: RandomAccessCollection, Sendable {
         self.savedRows = rows
     }
 
+    /// The first position, 0.
     public var startIndex: Int { 0 }
     /// One past the last position: the number of results.
     public var endIndex: Int { ids.count }

@@ -74,7 +74,7 @@ extension Store {
     /// chunk decides them, otherwise from the filled main context before this returns.
     ///
     /// The archive keeps each entity's objects in its ``Entity/snapshotOrder``, and its first
-    /// chunk holds the first ``SnapshotArchive/objectsInFirstChunk`` of them. The first chunk
+    /// chunk holds the first thousand of them. The first chunk
     /// decides a query ordered exactly by that order (its filter evaluated in memory) whose
     /// window it fills, or any query when it holds the entity's every object. It is shown early
     /// only once it has been checked as the whole archive is — header CRC-32, the entity's schema

@@ -109,6 +109,58 @@ import Testing
         return warm.mainContext
     }
 
+    // WarmStartWithSnapshots.md, "Show the first screen first" (`Article` there).
+    struct ListedArticle: Entity, Equatable {
+        var id: String
+        var feedID: Int64
+        var title: String
+        var published: Date
+        var isRead = false
+
+        static let snapshotOrder = [Attribute("published").descending]
+    }
+
+    @MainActor
+    final class ArticleList {
+        var shown: [ListedArticle] = []
+        func show(_ articles: QueryResults<ListedArticle>) { shown = Array(articles) }
+    }
+
+    @MainActor
+    func launch(database: String, snapshot: String, list: ArticleList) async throws -> MainContext {
+        let newestUnread = Query<ListedArticle>(where: Attribute("isRead") == false,
+                                                sortedBy: [Attribute("published").descending], limit: 50)
+        let warm = try await Store.openWarm(at: database, snapshot: snapshot,
+                                            entities: [Feed.self, ListedArticle.self],
+                                            firstScreen: newestUnread) { articles in list.show(articles) }
+        #expect(warm.showedFirstScreenEarly)
+        return warm.mainContext   // every object; observe the list from here on
+    }
+
+    @MainActor
+    @Test func firstScreenFirst() async throws {
+        let directory = try TemporaryDirectory()
+        let database = directory.path("reader.sqlite"), snapshot = directory.path("reader.snapshot")
+        do {
+            let store = try await Store.open(at: database, entities: [Feed.self, ListedArticle.self])
+            let main = store.mainContext
+            for index in 0..<120 {
+                try main.insert(ListedArticle(id: "a\(index)", feedID: 1, title: "Article \(index)",
+                                              published: Date(timeIntervalSinceReferenceDate: Double(index)),
+                                              isRead: index % 3 == 0))
+            }
+            try main.save()
+            try await main.writeSnapshot(to: snapshot)
+            try await store.close()
+        }
+        let list = ArticleList()
+        let main = try await launch(database: database, snapshot: snapshot, list: list)
+        #expect(list.shown.count == 50)
+        #expect(list.shown.first?.id == "a119")
+        #expect(list.shown == (try main.objects(matching: Query<ListedArticle>(
+            where: Attribute("isRead") == false, sortedBy: [Attribute("published").descending], limit: 50))))
+    }
+
     struct CodecFeed: Entity {
         var id: Int64
         var name: String
