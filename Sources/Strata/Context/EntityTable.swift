@@ -648,11 +648,12 @@ final class EntityTable {
 
     // MARK: Snapshots
 
-    /// The saved copies (never unsaved edits) in the entity's ``EntitySchema/snapshotOrder``
-    /// (ties by key), in a block of at most `first` objects and then blocks of at most `chunk`
-    /// (one empty block when there is none): what a snapshot archives.
-    func archiveBlocks(first: Int, chunk: Int) throws -> [ColumnBlock] {
-        let slots = try savedSlots(in: schema.snapshotOrder)
+    /// The rows of `saved` (a table's saved copies, never unsaved edits) in the entity's
+    /// ``EntitySchema/snapshotOrder`` (ties by key), in a block of at most `first` objects and
+    /// then blocks of at most `chunk` (one empty block when there is none): what a snapshot
+    /// archives. Reads only `saved`, so it runs on a copy off the main actor.
+    static func archiveBlocks(of saved: ColumnTable, first: Int, chunk: Int) throws -> [ColumnBlock] {
+        let slots = try Self.slots(of: saved, in: saved.schema.snapshotOrder)
         var starts = [0]
         if slots.count > first { starts += Array(stride(from: first, to: slots.count, by: chunk)) }
         return starts.enumerated().map { number, start in

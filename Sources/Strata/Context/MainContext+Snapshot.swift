@@ -31,11 +31,10 @@ extension MainContext {
             await correction.value
         }
         let sequence = graph.appliedSequence
-        var sections: [SnapshotArchive.Section] = []
-        for table in graph.tables.values.sorted(by: { $0.schema.name < $1.schema.name }) where table.registeredCount > 0 {
-            let chunks = try table.archiveBlocks(first: SnapshotArchive.objectsInFirstChunk, chunk: SnapshotArchive.objectsPerChunk)
-            sections.append(.init(schema: table.schema, chunks: chunks))
-        }
+        // The saved copies as of now: copy-on-write copies of the tables, a few retains each.
+        // They are ordered and copied into blocks off the main actor.
+        let captured = graph.tables.values.sorted(by: { $0.schema.name < $1.schema.name })
+            .filter { $0.registeredCount > 0 }.map { CapturedTable(saved: $0.saved.copy()) }
         // Wait until everything the captured state reflects is committed.
         try await store.waitUntilResolved(through: sequence)
         let (resolved, generationNow, failedInside, outsideFloor) = store.pipeline.withLock {
@@ -54,6 +53,10 @@ extension MainContext {
         let store = self.store
         return try await Task.detached(priority: .utility) {
             let start = ContinuousClock.now
+            let sections = try captured.map { captured in
+                SnapshotArchive.Section(schema: captured.saved.schema, chunks: try EntityTable.archiveBlocks(
+                    of: captured.saved, first: SnapshotArchive.objectsInFirstChunk, chunk: SnapshotArchive.objectsPerChunk))
+            }
             let written = try SnapshotArchive.encode(sections, storeID: store.storeID, generation: generation,
                                                      schemas: store.registry.schemas)
             try AtomicFile.write([written.header] + written.chunks, to: path, stopAfter: step)
@@ -149,4 +152,16 @@ extension MainContext {
         let ids = (keys ?? table.heldKeys).compactMap(E.ID.fromDatabaseValue)
         try await reread(E.self, ids: ids, into: &change)
     }
+}
+
+/// A copy of a table's saved copies (``ColumnTable/copy()``) that a snapshot archives off the
+/// main actor.
+///
+/// `@unchecked Sendable` is safe: the copy is made on the main actor and is referenced only by
+/// this value, which is handed to one detached task and never touched by the main actor again;
+/// the task only reads it. The storage it shares with the main context's table is copy-on-write
+/// arrays: the main context's writes copy the buffers they change (a buffer referenced twice is
+/// never written in place), so the task reads exactly the rows as of the capture.
+private struct CapturedTable: @unchecked Sendable {
+    let saved: ColumnTable
 }

@@ -84,7 +84,7 @@ public struct SnapshotSummary: Sendable {
     public let path: String
     /// The header of the file written.
     public let header: SnapshotHeader
-    /// Time spent encoding, compressing and writing (after the state was committed).
+    /// Time spent ordering, encoding, compressing and writing (after the state was committed).
     public let duration: Duration
 
     /// The size of the file written.

@@ -153,6 +153,63 @@ struct ListedArticleByFeed: Entity, Equatable {
                 == [SnapshotArchive.objectsInFirstChunk, Self.count - SnapshotArchive.objectsInFirstChunk])
     }
 
+    /// The archive holds the saved copies as of the `writeSnapshot` call, although they are
+    /// ordered and copied off the main actor: a change the main context saves and merges while
+    /// the snapshot waits for its state to be committed is not in it (the next launch catches up).
+    @Test func theArchiveIsTheStateAtTheCallEvenWhenTheContextChangesMeanwhile() async throws {
+        var (random, seed) = SeededRandom.forTest("theArchiveIsTheStateAtTheCallEvenWhenTheContextChangesMeanwhile")
+        let directory = try TemporaryDirectory()
+        let db = directory.path("s.sqlite"), file = directory.path("s.snapshot")
+        let all = articles(&random)
+        let store = try await Store.open(at: db, entities: [ListedArticle.self])
+        var changes = ChangeSet()
+        for article in all { changes.insert(article) }
+        try await store.submit(changes).committed()
+        let main = store.mainContext
+        try await main.loadResidentEntities()
+        let newest = try #require(try main.objects(matching: Query<ListedArticle>(
+            sortedBy: [Attribute("published").descending], limit: 1)).first)
+
+        // Hold the store's queue so that the snapshot, once it has captured, waits.
+        let gate = QueueGate()
+        let holding = Task.detached { try await store.read { _ in _ = gate.hold() } }
+        #expect(await waitOff(gate.entered))
+        var pending = ChangeSet()
+        var unread = all[1]
+        unread.isRead.toggle()
+        pending.update(unread)
+        let submitted = try store.submit(pending)
+        await main.mergeAccepted()
+        let writing = Task { @MainActor in try await main.writeSnapshot(to: file) }
+        while store.pipeline.withLock({ $0.waiters.isEmpty }) { await Task.yield() }
+        // Captured: now the main context saves a change to the newest article and shows it.
+        var changed = newest
+        changed.isRead.toggle()
+        try main.update(changed)
+        try main.save()
+        #expect(main.object(ListedArticle.self, id: newest.id)?.isRead == changed.isRead)
+        gate.release()
+        try await holding.value
+        try await submitted.committed()
+        _ = try await writing.value
+        try await store.persist()
+        try await store.close()
+
+        let chunk = try SnapshotLoader(registry: SchemaRegistry([ListedArticle.self])).firstChunk(file, of: "ListedArticle").get()
+        let isRead = try #require(chunk.block.schema.position(of: "isRead"))
+        #expect(chunk.block.key(at: 0) == .text(newest.id), "seed \(seed)")
+        #expect(chunk.block.value(at: 0, isRead) == .integer(newest.isRead ? 1 : 0), "seed \(seed): as of the call")
+        let warm = try await Store.openWarm(at: db, snapshot: file, entities: [ListedArticle.self])
+        // Caught up: the archive claims no generation past what it holds.
+        guard case .caughtUp = warm.outcome else {
+            Issue.record("seed \(seed): expected a catch-up, got \(warm.outcome)")
+            return
+        }
+        #expect(warm.mainContext.object(ListedArticle.self, id: newest.id)?.isRead == changed.isRead)
+        #expect(warm.mainContext.object(ListedArticle.self, id: unread.id)?.isRead == unread.isRead)
+        try await warm.store.close()
+    }
+
     /// A store ahead of the archive (here: an article of the first screen marked read since)
     /// shows the screen only once the main context has caught up.
     @Test func anArchiveBehindTheStoreShowsTheScreenOnlyAfterCatchingUp() async throws {
