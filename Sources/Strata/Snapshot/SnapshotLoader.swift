@@ -99,10 +99,13 @@ public struct SnapshotSummary: Sendable {
 @_spi(Testing)
 public enum SnapshotFuzzing {
     /// Decodes `bytes` as a snapshot of `entities` — header, checksums, every section, every
-    /// object — and returns the number of objects, or the rejection. Never traps.
+    /// object — and returns the number of objects, or the rejection. Never traps. Each entity's
+    /// first chunk is also read alone first, as a warm start's first screen reads it.
     public static func decode(_ bytes: UnsafeRawBufferPointer, entities: [any Entity.Type]) -> Result<Int, SnapshotRejection> {
         guard let registry = try? SchemaRegistry(entities) else { return .failure(.schemaChanged) }
-        return SnapshotLoader(registry: registry).decode(bytes).map { $0.sections.reduce(0) { $0 + $1.count } }
+        let loader = SnapshotLoader(registry: registry)
+        for schema in registry.schemas { _ = loader.firstChunk(of: schema.name, in: bytes) }
+        return loader.decode(bytes).map { $0.sections.reduce(0) { $0 + $1.count } }
     }
 }
 
@@ -141,18 +144,23 @@ extension SnapshotLoader {
     /// of `entity`'s section — nothing else of the file is read.
     func firstChunk(_ path: String, of entity: String) -> Result<FirstChunk, SnapshotRejection> {
         Result { () throws(SnapshotRejection) -> FirstChunk in
-            try Snapshot.map(path).withUnsafeBytes { bytes in Result { () throws(SnapshotRejection) -> FirstChunk in
-                let header = try SnapshotHeader.decode(bytes)
-                let schemas = try header.matchedSchemas(registry.schemas)
-                guard let number = header.entities.firstIndex(where: { $0.entity == entity }),
-                      let chunk = header.entities[number].chunks.first else {
-                    throw .undecodable("the archive holds no \(entity)")
-                }
-                let block = try chunk.inflate(from: bytes) { (contents) throws(SnapshotRejection) in
-                    try ColumnBlock(archived: contents, count: chunk.objectCount, schema: schemas[number])
-                }
-                return FirstChunk(header: header, block: block, isWholeSection: header.entities[number].chunks.count == 1)
-            } }.get()
+            try Snapshot.map(path).withUnsafeBytes { bytes in firstChunk(of: entity, in: bytes) }.get()
+        }
+    }
+
+    /// ``firstChunk(_:of:)`` of an archive's bytes.
+    func firstChunk(of entity: String, in bytes: UnsafeRawBufferPointer) -> Result<FirstChunk, SnapshotRejection> {
+        Result { () throws(SnapshotRejection) -> FirstChunk in
+            let header = try SnapshotHeader.decode(bytes)
+            let schemas = try header.matchedSchemas(registry.schemas)
+            guard let number = header.entities.firstIndex(where: { $0.entity == entity }),
+                  let chunk = header.entities[number].chunks.first else {
+                throw .undecodable("the archive holds no \(entity)")
+            }
+            let block = try chunk.inflate(from: bytes) { (contents) throws(SnapshotRejection) in
+                try ColumnBlock(archived: contents, count: chunk.objectCount, schema: schemas[number])
+            }
+            return FirstChunk(header: header, block: block, isWholeSection: header.entities[number].chunks.count == 1)
         }
     }
 }
