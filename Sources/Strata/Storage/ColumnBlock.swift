@@ -53,10 +53,7 @@ struct ColumnBlock: Sendable {
 
     /// The row whose key cell holds `probe`'s value (whose hash is `hash`), or nil.
     private func row(holding probe: KeyProbe, hash: UInt32) -> Int? {
-        let keys = columns[schema.primaryKeyIndex]
-        return arena.withUnsafeBytes { arena in
-            keyIndex.find(hash) { keys.holds(probe, at: $0, arena: arena) }
-        }
+        keyIndex.find(probe, hash: hash, in: columns[schema.primaryKeyIndex], arena: arena)
     }
 
     /// Indexes the key of the row about to be appended (row `count`), which `probe` holds.

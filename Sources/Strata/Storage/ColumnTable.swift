@@ -79,10 +79,7 @@ final class ColumnTable {
 
     /// The slot whose key cell holds `probe`'s value (whose hash is `hash`), or nil.
     private func slot(holding probe: KeyProbe, hash: UInt32) -> Int? {
-        let keys = columns[schema.primaryKeyIndex]
-        return arena.withUnsafeBytes { arena in
-            slots.find(hash) { keys.holds(probe, at: $0, arena: arena) }
-        }
+        slots.find(probe, hash: hash, in: columns[schema.primaryKeyIndex], arena: arena)
     }
 
     /// The hash of the key in `slot`.

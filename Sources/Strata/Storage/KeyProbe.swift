@@ -111,3 +111,11 @@ extension Column {
         return probe.matches(tag: tag, payload: 0, bytes: UnsafeRawBufferPointer(rebasing: arena[start..<start + Int(lengths[slot])]))
     }
 }
+
+extension KeyHash {
+    /// The slot whose cell in `keys` (its text and blob bytes in `arena`) holds `probe`'s value,
+    /// `hash` being the probe's hash: how a table or a block finds a key.
+    func find(_ probe: KeyProbe, hash: UInt32, in keys: Column, arena: [UInt8]) -> Int? {
+        arena.withUnsafeBytes { arena in find(hash) { keys.holds(probe, at: $0, arena: arena) } }
+    }
+}
