@@ -55,7 +55,8 @@ struct KeyProbe {
 
     /// The probe's hash: equal for values ``matches(tag:payload:bytes:)`` equates (a real's
     /// zero hashes one way whatever its sign). Seeded per process, so that keys chosen to collide
-    /// cannot be chosen ahead of time.
+    /// cannot be chosen ahead of time — unless `SWIFT_DETERMINISTIC_HASHING` is set, as for
+    /// Swift's own `Hasher`, so that instruction counts repeat exactly.
     var hash: UInt32 {
         var state = Self.seed ^ (UInt64(tag) &* 0x9E37_79B9_7F4A_7C15)
         switch tag {
@@ -84,7 +85,8 @@ struct KeyProbe {
         return UInt32(truncatingIfNeeded: state ^ (state >> 32))
     }
 
-    private static let seed = UInt64.random(in: 1...UInt64.max)
+    private static let seed: UInt64 = ProcessInfo.processInfo.environment["SWIFT_DETERMINISTIC_HASHING"] == nil
+        ? UInt64.random(in: 1...UInt64.max) : 0x2545_F491_4F6C_DD1D
 
     /// Multiplies in full width and folds the halves: one round of the mixing wyhash uses.
     private static func mix(_ value: UInt64, _ constant: UInt64) -> UInt64 {
