@@ -30,13 +30,43 @@ extension EntityTable {
         }
     }
 
-    /// The matches of `resolved`'s filter among the candidates (``candidates(_:)``).
+    /// The matches of `resolved`'s filter among the candidates (``candidates(_:)``). A query
+    /// with a limit, ordered by the entity's snapshot order, whose filter no key or index narrows,
+    /// takes its saved matches from the start of that order and stops at its window's end
+    /// (``orderedMatches(_:_:)``).
     func matches(_ resolved: ResolvedQuery) throws -> Matches {
-        let candidates = try candidates(resolved.filter)
+        let walks = resolved.limit != nil && ordered?.orders(resolved.sort) == true
+        var candidates = try candidates(resolved.filter, listingScan: !walks)
+        if candidates.isScan, walks, let matches = orderedMatches(resolved, candidates) { return matches }
+        if candidates.isScan, walks { candidates = try self.candidates(resolved.filter) }
         var matches = Matches(ordering: resolved, keyPosition: schema.primaryKeyIndex)
         for slot in candidates.slots {
             let view = saved.rowView(at: slot)
             guard candidates.slotsMatch || resolved.filter.matches(view) else { continue }
+            matches.slots.append(slot)
+            matches.appendSortValues(of: view)
+        }
+        for key in candidates.edited {
+            guard let row = edits[key]?.row, resolved.filter.matches(row) else { continue }
+            matches.edited.append(key)
+            matches.appendSortValues(of: row)
+        }
+        return matches
+    }
+
+    /// The first saved matches in the snapshot order's index — as many as the window needs — and
+    /// every matching edit, or nil when the index does not apply (no limit, another order). The
+    /// window is exact: a saved match past those comes after all of them in the query's order.
+    private func orderedMatches(_ resolved: ResolvedQuery, _ candidates: Candidates) -> Matches? {
+        guard let limit = resolved.limit, ordered?.orders(resolved.sort) == true else { return nil }
+        let needed = resolved.offset.addingReportingOverflow(limit).overflow ? Int.max : resolved.offset + limit
+        settleOrder()
+        guard let ordered else { return nil }
+        var matches = Matches(ordering: resolved, keyPosition: schema.primaryKeyIndex)
+        for slot in ordered.slots where matches.slots.count < needed {
+            if !edits.isEmpty, edits[saved.key(at: slot)] != nil { continue }
+            let view = saved.rowView(at: slot)
+            guard resolved.filter.matches(view) else { continue }
             matches.slots.append(slot)
             matches.appendSortValues(of: view)
         }

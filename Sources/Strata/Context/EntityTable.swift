@@ -59,6 +59,8 @@ final class EntityTable {
     var rememberedDeletionCount: Int { deletions.count }
     /// In-memory indexes over the saved copies, whose postings are slots.
     private var indexes: [InMemoryIndex<Int>] = []
+    /// The saved copies in the entity's snapshot order, when it declares one (kept with `indexes`).
+    private(set) var ordered: SortedIndex?
     private(set) var indexesEnabled = false
     private var clock: UInt64 = 0
     private(set) lazy var encoder = RowEncoder(schema: schema)
@@ -84,6 +86,7 @@ final class EntityTable {
         deletions = other.deletions
         remembersDeletions = true
         indexes = other.indexes
+        ordered = other.ordered
         indexesEnabled = other.indexesEnabled
         clock = other.clock
     }
@@ -161,20 +164,31 @@ final class EntityTable {
         /// Whether every saved copy in `slots` is known to match (an index answered the whole
         /// filter): only the edits need evaluating.
         var slotsMatch = false
+        /// Whether `slots` are every saved copy not being edited (no key or index narrowed them).
+        var isScan = false
     }
 
-    /// Every object the context shows.
-    private func scanCandidates() -> Candidates {
+    /// Every object the context shows (the saved copies' slots only when `listing`).
+    private func scanCandidates(listing: Bool) -> Candidates {
         var candidates = Candidates()
-        let live = saved.liveSlots
-        candidates.slots = edits.isEmpty ? live : live.filter { edits[saved.key(at: $0)] == nil }
+        if listing {
+            let live = saved.liveSlots
+            candidates.slots = edits.isEmpty ? live : live.filter { edits[saved.key(at: $0)] == nil }
+        }
         candidates.edited = edits.compactMap { $0.value.row == nil ? nil : $0.key }
+        candidates.isScan = true
         return candidates
     }
 
+    /// Places the saved copies changed since the snapshot order's index was last read (see
+    /// ``SortedIndex/settle(in:)``): what a merge prepared off the main actor does before the
+    /// main actor adopts its tables.
+    func settleOrder() { ordered?.settle(in: saved) }
+
     /// The objects a filter has to be evaluated on: the keys it pins when they are fewer than the
-    /// objects shown (never more lookups than a scan), else an index's matches, else everything.
-    func candidates(_ filter: ResolvedFilter) throws -> Candidates {
+    /// objects shown (never more lookups than a scan), else an index's matches, else everything
+    /// (`isScan`; the saved copies' slots are listed only when `listingScan`).
+    func candidates(_ filter: ResolvedFilter, listingScan: Bool = true) throws -> Candidates {
         var candidates = Candidates()
         if let keys = lookupKeys(filter), keys.count <= saved.count + edits.count {
             for key in keys {
@@ -192,7 +206,7 @@ final class EntityTable {
             candidates.slotsMatch = exact
             return candidates
         }
-        return scanCandidates()
+        return scanCandidates(listing: listingScan)
     }
 
     /// The distinct keys a filter pins (``ResolvedFilter/requiredKeys``) as held keys are stored —
@@ -256,6 +270,8 @@ final class EntityTable {
         mutationCount &+= 1
         indexesEnabled = true
         indexes = try Self.emptyIndexes(of: schema)
+        ordered = try SortedIndex(schema: schema)
+        ordered?.touchAll(in: saved)
         for slot in saved.liveSlots {
             let view = saved.rowView(at: slot)
             for index in indexes.indices { indexes[index].insert(slot, row: view) }
@@ -278,15 +294,33 @@ final class EntityTable {
         try schema.indexes.indices.map { try index($0, of: schema, over: block) }
     }
 
-    /// ``indexes(of:over:)`` built concurrently, one child task per index.
-    static func indexesConcurrently(of schema: EntitySchema, over block: ColumnBlock) async throws -> [InMemoryIndex<Int>] {
-        try await withThrowingTaskGroup(of: (Int, InMemoryIndex<Int>).self) { group in
+    /// The indexes a table keeps over a block it adopts whole, built before it does (off the
+    /// main actor): the declared ones and the snapshot order's.
+    struct PreparedIndexes: Sendable {
+        var hashed: [InMemoryIndex<Int>]
+        var ordered: SortedIndex?
+    }
+
+    /// ``indexes(of:over:)`` and the snapshot order's index, built concurrently, one child task each.
+    static func indexesConcurrently(of schema: EntitySchema, over block: ColumnBlock) async throws -> PreparedIndexes {
+        enum Built: Sendable {
+            case hashed(Int, InMemoryIndex<Int>)
+            case ordered(SortedIndex?)
+        }
+        return try await withThrowingTaskGroup(of: Built.self) { group in
             for number in schema.indexes.indices {
-                group.addTask { (number, try index(number, of: schema, over: block)) }
+                group.addTask { .hashed(number, try index(number, of: schema, over: block)) }
             }
-            var built = [InMemoryIndex<Int>?](repeating: nil, count: schema.indexes.count)
-            for try await (number, index) in group { built[number] = index }
-            return built.compactMap { $0 }
+            group.addTask { .ordered(try SortedIndex.built(over: block, schema: schema)) }
+            var hashed = [InMemoryIndex<Int>?](repeating: nil, count: schema.indexes.count)
+            var ordered: SortedIndex?
+            for try await built in group {
+                switch built {
+                case .hashed(let number, let index): hashed[number] = index
+                case .ordered(let index): ordered = index
+                }
+            }
+            return PreparedIndexes(hashed: hashed.compactMap { $0 }, ordered: ordered)
         }
     }
 
@@ -298,8 +332,8 @@ final class EntityTable {
 
     /// Takes a block of checked rows (a snapshot's, a fetch's), as of `sequence`: whole, when the
     /// table holds nothing yet; otherwise row by row, keeping newer copies and edits. `prepared`
-    /// are ``indexes(of:over:)`` of the block, used when the block is taken whole.
-    func fill(_ block: ColumnBlock, asOf sequence: UInt64, prepared: [InMemoryIndex<Int>]? = nil) throws {
+    /// are ``indexesConcurrently(of:over:)`` of the block, used when the block is taken whole.
+    func fill(_ block: ColumnBlock, asOf sequence: UInt64, prepared: PreparedIndexes? = nil) throws {
         mutationCount &+= 1
         guard saved.count == 0, deletions.isEmpty else {
             for row in 0..<block.count {
@@ -310,9 +344,15 @@ final class EntityTable {
             }
             return
         }
-        let indexes = indexesEnabled ? try prepared ?? Self.indexes(of: schema, over: block) : []
+        let indexes = indexesEnabled
+            ? try prepared ?? PreparedIndexes(hashed: Self.indexes(of: schema, over: block),
+                                              ordered: SortedIndex.built(over: block, schema: schema))
+            : nil
         saved.adopt(block, version: sequence)
-        if indexesEnabled { self.indexes = indexes }
+        if let indexes {
+            self.indexes = indexes.hashed
+            ordered = indexes.ordered
+        }
     }
 
     /// Keeps `row` as the saved copy at `version`, updating the indexes and remembering the copy
@@ -336,6 +376,7 @@ final class EntityTable {
         clock += 1
         saved.setLastUse(clock, at: slot)
         if indexesEnabled { for index in indexes.indices { indexes[index].insert(slot, row: row) } }
+        ordered?.touch(slot)
     }
 
     /// Makes room in the saved copies for `additional` more objects (see
@@ -356,6 +397,7 @@ final class EntityTable {
             let view = saved.rowView(at: slot)
             for index in indexes.indices { indexes[index].remove(slot, row: view) }
         }
+        ordered?.touch(slot)
         saved.remove(at: slot)
     }
 
@@ -532,6 +574,9 @@ final class EntityTable {
             for (index, level) in moved { indexes[index].remove(slot, row: saved.rowView(at: slot), fromLevel: level) }
             for (position, value) in changed { saved.setValue(value, at: slot, position) }
             for (index, level) in moved { indexes[index].insert(slot, row: saved.rowView(at: slot), fromLevel: level) }
+            if let order = ordered?.order, changed.contains(where: { change in order.contains { $0.position == change.0 } }) {
+                ordered?.touch(slot)
+            }
         }
         saved.setVersion(sequence, at: slot)
         clock += 1

@@ -269,7 +269,14 @@ final class ObjectGraph {
 extension ObjectGraph {
     /// Fills the entity's table with a block of objects (a snapshot's), as of `sequence`, with
     /// the table's indexes over it when they were built beforehand.
-    func fill(_ block: ColumnBlock, asOf sequence: UInt64, prepared: [InMemoryIndex<Int>]? = nil) throws {
+    func fill(_ block: ColumnBlock, asOf sequence: UInt64, prepared: EntityTable.PreparedIndexes? = nil) throws {
         try table(named: block.schema.name).fill(block, asOf: sequence, prepared: prepared)
+    }
+}
+
+extension ObjectGraph {
+    /// Settles every table's snapshot-order index (``EntityTable/settleOrder()``).
+    func settleOrders() {
+        for table in tables.values { table.settleOrder() }
     }
 }

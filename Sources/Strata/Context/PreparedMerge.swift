@@ -22,6 +22,7 @@ final class PreparedMerge: @unchecked Sendable {
     /// Merges the change set into the copy (off the main actor).
     func run(sequence: UInt64, changes: ChangeSet) {
         outcome = Result { try graph.merge(sequence: sequence, changes: changes) }
+        graph.settleOrders()
     }
 }
 

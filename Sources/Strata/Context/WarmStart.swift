@@ -116,7 +116,7 @@ extension Store {
         let decode = {
             Task.detached(priority: .userInitiated) {
                 switch SnapshotLoader(registry: registry).load(snapshotPath, indexingKeys: false) {
-                case .failure(let rejection): return Result<(SnapshotLoader.Loaded, [[InMemoryIndex<Int>]]), SnapshotRejection>.failure(rejection)
+                case .failure(let rejection): return Result<(SnapshotLoader.Loaded, [EntityTable.PreparedIndexes]), SnapshotRejection>.failure(rejection)
                 case .success(let loaded): return await indexing(loaded)
                 }
             }
@@ -201,10 +201,10 @@ extension Store {
     /// built concurrently (one child task per block's keys and per index): the work between
     /// decompressing the archive and handing it to the main context.
     fileprivate static func indexing(_ loaded: SnapshotLoader.Loaded)
-        async -> Result<(SnapshotLoader.Loaded, [[InMemoryIndex<Int>]]), SnapshotRejection> {
+        async -> Result<(SnapshotLoader.Loaded, [EntityTable.PreparedIndexes]), SnapshotRejection> {
         enum Built: Sendable {
             case keys(Int, LoadedSection)
-            case indexes(Int, [InMemoryIndex<Int>])
+            case indexes(Int, EntityTable.PreparedIndexes)
         }
         do {
             return try await withThrowingTaskGroup(of: Built.self) { group in
@@ -214,7 +214,8 @@ extension Store {
                         .indexes(number, try await EntityTable.indexesConcurrently(of: section.block.schema, over: section.block))
                     }
                 }
-                var sections = loaded.sections, indexes = [[InMemoryIndex<Int>]](repeating: [], count: sections.count)
+                var sections = loaded.sections
+                var indexes = [EntityTable.PreparedIndexes](repeating: .init(hashed: [], ordered: nil), count: sections.count)
                 for try await built in group {
                     switch built {
                     case .keys(let number, let section): sections[number] = section

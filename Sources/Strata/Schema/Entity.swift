@@ -63,6 +63,9 @@ public protocol Entity: Codable, Sendable, Identifiable where ID: EntityIdentifi
     /// that a warm start can show the first screen of a list in this order from the archive's
     /// first chunk, before the rest is read: see
     /// ``Store/openWarm(at:snapshot:entities:migrations:configuration:firstScreen:showing:)``.
+    /// The main context also keeps its objects sorted in this order, so that a query ordered
+    /// this way with a limit reads its first matches and stops (no index narrowing its filter
+    /// needed): "the 50 newest unread" is a walk from the newest, not a sort of every match.
     /// Name the order of the list the app opens on: `[Attribute("published").descending]`.
     /// Defaults to none (primary-key order). Changing it makes existing snapshots refused once
     /// (``SnapshotRejection/schemaChanged``).

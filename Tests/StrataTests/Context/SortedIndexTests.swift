@@ -1,0 +1,122 @@
+import Foundation
+@testable import Strata
+import StrataTestSupport
+import Testing
+
+/// The snapshot order's in-memory index: its slots are always the live rows in the entity's
+/// order (ties by key), however rows change between settles; and a query it answers (limit,
+/// that order) returns what the query returns without it.
+@MainActor
+@Suite struct SortedIndexTests {
+    private static let schema = try! SchemaRegistry([ListedArticle.self]).schema(for: ListedArticle.self)
+
+    /// The live slots of `table` sorted by the reference order: published descending, id ascending.
+    private func reference(_ table: ColumnTable) -> [Int] {
+        let published = Self.schema.position(of: "published")!, id = Self.schema.primaryKeyIndex
+        return table.liveSlots.sorted { a, b in
+            let order = DatabaseValue.compare(table.value(at: a, published), table.value(at: b, published))
+            if order != 0 { return order > 0 }
+            return DatabaseValue.compare(table.value(at: a, id), table.value(at: b, id)) < 0
+        }
+    }
+
+    @Test func theIndexIsTheLiveRowsInOrderAfterAnyChanges() throws {
+        var (random, seed) = SeededRandom.forTest("theIndexIsTheLiveRowsInOrderAfterAnyChanges")
+        let table = ColumnTable(schema: Self.schema)
+        var index = try #require(try SortedIndex(schema: Self.schema))
+        let published = try #require(Self.schema.position(of: "published"))
+        func row(_ key: Int) -> [DatabaseValue] {
+            // Few dates, so that ties (broken by key) are common; keys sort as text ("k-10" < "k-9").
+            [.text("k-\(key)"), .integer(Int64(random.next(5))), .real(Double(random.next(30))), .integer(Int64(random.next(2)))]
+        }
+        for step in 0..<3_000 {
+            let key = random.next(400)
+            switch random.next(4) {
+            case 0, 1:
+                index.touch(table.upsert(row(key), version: UInt64(step)))
+            case 2:
+                if let slot = table.remove(key: .text("k-\(key)")) { index.touch(slot) }
+            default:
+                if let slot = table.slot(of: .text("k-\(key)")) {
+                    table.setValue(.real(Double(random.next(30))), at: slot, published)
+                    index.touch(slot)
+                }
+            }
+            if random.next(40) == 0 || step == 2_999 {
+                index.settle(in: table)
+                #expect(index.slots == reference(table), "seed \(seed), step \(step)")
+            }
+        }
+    }
+
+    @Test func anIndexBuiltOverABlockIsItsRowsInOrder() throws {
+        var (random, seed) = SeededRandom.forTest("anIndexBuiltOverABlockIsItsRowsInOrder")
+        var block = ColumnBlock(schema: Self.schema)
+        for key in 0..<500 {
+            try block.append([.text("k-\(key)"), .integer(1), .real(Double(random.next(40))), .integer(0)] as [DatabaseValue])
+        }
+        let index = try #require(try SortedIndex.built(over: block, schema: Self.schema))
+        let table = ColumnTable(schema: Self.schema)
+        table.adopt(block, version: 1)
+        #expect(index.slots == reference(table), "seed \(seed)")
+    }
+
+    /// Queries the index answers (limit, the snapshot order) return what the same query without
+    /// a limit returns, windowed — with unsaved edits, merged saves and deletions in between.
+    @Test func aQueryWalkingTheOrderEqualsTheQueryOrderingEveryMatch() async throws {
+        var (random, seed) = SeededRandom.forTest("aQueryWalkingTheOrderEqualsTheQueryOrderingEveryMatch")
+        let directory = try TemporaryDirectory()
+        let store = try await Store.open(at: directory.path("s.sqlite"), entities: [ListedArticle.self])
+        let main = store.mainContext
+        try await main.loadResidentEntities()
+        func article(_ index: Int) -> ListedArticle {
+            ListedArticle(id: "a-\(index)", feedID: Int64(random.next(6)),
+                          published: Date(timeIntervalSinceReferenceDate: Double(random.next(200))), isRead: random.next(3) == 0)
+        }
+        var changes = ChangeSet()
+        for index in 0..<1_500 { changes.insert(article(index)) }
+        try await store.submit(changes).committed()
+        await main.mergeAccepted()
+        let newest = [Attribute("published").descending]
+        let filters: [Filter] = [.all, Attribute("isRead") == false, Attribute("feedID") > 2,
+                                 Attribute("feedID") == 1 || Attribute("isRead") == true]
+        for round in 0..<30 {
+            // Unsaved edits on the main context, and saves merged from the store.
+            for _ in 0..<random.next(5) {
+                var edited = article(random.next(1_600))
+                edited.isRead.toggle()
+                if main.object(ListedArticle.self, id: edited.id) != nil { try main.update(edited) } else { try main.insert(edited) }
+            }
+            if random.next(3) == 0 { try main.save() }
+            var merged = ChangeSet()
+            // Every tenth round a change set large enough to be merged off the main actor.
+            for _ in 0..<(round % 10 == 9 ? 1_200 : random.next(40)) { merged.update(article(random.next(1_500))) }
+            if random.next(2) == 0 { merged.delete(ListedArticle.self, id: "a-\(random.next(1_500))") }
+            if !merged.isEmpty {
+                _ = try? await store.submit(merged).committed()
+                await main.mergeAccepted()
+            }
+            if merged.count >= main.preparedMergeThreshold {
+                // Prepared off the main actor, and settled there: the main actor has nothing to place.
+                #expect(try main.graph.table(ListedArticle.self).ordered?.isSettled == true, "seed \(seed), round \(round)")
+            }
+            // Bulk updates patch the sort attribute in place.
+            if random.next(2) == 0 {
+                let ids = (0..<random.next(30)).map { _ in "a-\(random.next(1_500))" }
+                let date = Date(timeIntervalSinceReferenceDate: Double(random.next(200)))
+                _ = try? await store.updateAll(ListedArticle.self, ids: ids, set: ["published": date]).committed()
+                await main.mergeAccepted()
+            }
+            for filter in filters {
+                let limit = [1, 7, 50, 400][random.next(4)], offset = [0, 0, 3, 60][random.next(4)]
+                let windowed = try main.objects(matching: Query<ListedArticle>(where: filter, sortedBy: newest, limit: limit, offset: offset))
+                let every = try main.objects(matching: Query<ListedArticle>(where: filter, sortedBy: newest))
+                let expected = Array(every.dropFirst(offset).prefix(limit))
+                #expect(windowed == expected, "seed \(seed), round \(round), \(filter) limit \(limit) offset \(offset)")
+                let ids = try main.ids(matching: Query<ListedArticle>(where: filter, sortedBy: newest, limit: limit, offset: offset))
+                #expect(ids == expected.map(\.id), "seed \(seed), round \(round)")
+            }
+        }
+        try await store.close()
+    }
+}
