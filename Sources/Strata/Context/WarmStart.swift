@@ -74,9 +74,9 @@ extension Store {
     /// chunk decides them, otherwise from the filled main context before this returns.
     ///
     /// The archive keeps each entity's objects in its ``Entity/snapshotOrder``, and its first
-    /// chunk holds the first thousand of them. The first chunk
-    /// decides a query ordered exactly by that order (its filter evaluated in memory) whose
-    /// window it fills, or any query when it holds the entity's every object. It is shown early
+    /// chunk holds the first thousand of them. The first chunk decides a query ordered exactly by
+    /// that order (its filter evaluated in memory) whose window it fills, or any query when it
+    /// holds the entity's every object. It is shown early
     /// only once it has been checked as the whole archive is — header CRC-32, the entity's schema
     /// fingerprint, the chunk's content checksum and every cell — and the store says the archive
     /// is current (same store, same generation, nothing to catch up): the results are then
@@ -96,13 +96,13 @@ extension Store {
         showing: @escaping @MainActor (QueryResults<E>) -> Void
     ) async throws -> WarmStart {
         try await openWarm(at: path, snapshot: snapshotPath, registry: try SchemaRegistry(entities), migrations: migrations,
-                           configuration: configuration, firstScreen: EarlyScreen(firstScreen, showing))
+                           configuration: configuration, firstScreen: FirstScreen(firstScreen, showing))
     }
 
     @MainActor
     private static func openWarm(
         at path: String, snapshot snapshotPath: String, registry: SchemaRegistry, migrations: [Migration],
-        configuration: StoreConfiguration, firstScreen: EarlyScreen?
+        configuration: StoreConfiguration, firstScreen: FirstScreen?
     ) async throws -> WarmStart {
         let start = ContinuousClock.now
         // The first chunk is read first, on its own: the first screen waits for nothing else.
@@ -171,29 +171,6 @@ extension Store {
         return WarmStart(store: store, mainContext: main, outcome: outcome, timeToData: elapsed, timeToFirstScreen: shownAt,
                          showedFirstScreenEarly: early)
     }
-}
-
-/// A first screen to show during a warm start, with its entity type erased.
-@MainActor
-private struct EarlyScreen {
-    let entity: String
-    /// Shows the screen from an archive's first chunk when the chunk decides it; false when not.
-    let show: (SnapshotLoader.FirstChunk) -> Bool
-    /// Shows the screen from the filled main context.
-    let showFromContext: (MainContext) throws -> Void
-
-    init<E: Entity>(_ query: Query<E>, _ showing: @escaping @MainActor (QueryResults<E>) -> Void) {
-        entity = E.entityName
-        show = { chunk in
-            guard let results = try? FirstScreen.results(query, in: chunk) else { return false }
-            showing(results)
-            return true
-        }
-        showFromContext = { main in showing(try main.results(matching: query)) }
-    }
-
-    func show(from chunk: SnapshotLoader.FirstChunk) -> Bool { show(chunk) }
-    func show(from main: MainContext) throws { try showFromContext(main) }
 }
 
 extension Store {
