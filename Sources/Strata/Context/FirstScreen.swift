@@ -40,7 +40,7 @@ struct FirstScreen {
         } else {
             guard chunk.isWholeSection else { return nil }
             rows = (0..<block.count).filter { resolved.filter.matches(block.rowView(at: $0)) }
-            rows.sort { resolved.areInIncreasingOrder(block.row(at: $0), block.row(at: $1)) }
+            rows.sort { resolved.areInIncreasingOrder(block.rowView(at: $0), block.rowView(at: $1)) }
         }
         rows = resolved.window(rows)
         var ids: [E.ID] = []

@@ -8,9 +8,9 @@
 /// index, plus a binary search per changed slot, whatever the number of changes. A merge prepared
 /// off the main actor settles its copy before the main actor adopts it.
 struct SortedIndex: Sendable {
-    /// The order: attribute positions and directions, then the key.
-    let order: [(position: Int, ascending: Bool)]
-    let keyPosition: Int
+    /// The order (attribute positions and directions, then the key), as a query orders.
+    let ordering: ResolvedQuery
+    var order: [(position: Int, ascending: Bool)] { ordering.sort }
     /// The slots in order, as of the last settle.
     private(set) var slots: [Int] = []
     /// Slots changed since (inserted, removed, or with a sort attribute changed).
@@ -19,8 +19,7 @@ struct SortedIndex: Sendable {
     /// An empty index for `schema`'s snapshot order, or nil when the entity declares none.
     init?(schema: EntitySchema) throws {
         guard !schema.snapshotOrder.isEmpty else { return nil }
-        order = try schema.snapshotOrder.map { (try schema.requirePosition(of: $0.attribute), $0.isAscending) }
-        keyPosition = schema.primaryKeyIndex
+        ordering = try ResolvedQuery(schema: schema, filter: .all, sortKeys: schema.snapshotOrder)
     }
 
     /// Whether a query ordered by `sort` (its positions and directions) is ordered as this index.
@@ -29,13 +28,7 @@ struct SortedIndex: Sendable {
     }
 
     /// Whether row `a` comes before row `b`.
-    func precedes(_ a: some RowSource, _ b: some RowSource) -> Bool {
-        for (position, ascending) in order {
-            let compared = DatabaseValue.compare(a.value(at: position), b.value(at: position))
-            if compared != 0 { return ascending ? compared < 0 : compared > 0 }
-        }
-        return DatabaseValue.compare(a.value(at: keyPosition), b.value(at: keyPosition)) < 0
-    }
+    func precedes(_ a: some RowSource, _ b: some RowSource) -> Bool { ordering.areInIncreasingOrder(a, b) }
 
     /// The index over every row of `block` (slots are row numbers): a block a snapshot archived
     /// in this order is sorted in one pass.
@@ -43,11 +36,10 @@ struct SortedIndex: Sendable {
         guard var index = try SortedIndex(schema: schema) else { return nil }
         // Ordered as a query is (each row's sort values read once); the sort finds runs, so rows
         // already in order cost one comparison each.
-        let resolved = try ResolvedQuery(schema: schema, filter: .all, sortKeys: schema.snapshotOrder)
-        var matches = EntityTable.Matches(ordering: resolved, keyPosition: schema.primaryKeyIndex)
+        var matches = EntityTable.Matches(ordering: index.ordering, keyPosition: schema.primaryKeyIndex)
         matches.slots = Array(0..<block.count)
         for row in 0..<block.count { matches.appendSortValues(of: block.rowView(at: row)) }
-        index.slots = EntityTable.order(matches, resolved) { block.key(at: $0) }
+        index.slots = EntityTable.order(matches, index.ordering) { block.key(at: $0) }
         return index
     }
 

@@ -41,13 +41,14 @@ struct ResolvedQuery: Sendable {
         return (sql, arguments)
     }
 
-    /// Orders rows as the SQL `ORDER BY` does (sort keys, then primary key ascending).
-    func areInIncreasingOrder(_ lhs: [DatabaseValue], _ rhs: [DatabaseValue]) -> Bool {
+    /// Orders rows as the SQL `ORDER BY` does (sort keys, then primary key ascending), reading
+    /// only the cells it compares.
+    func areInIncreasingOrder(_ lhs: some RowSource, _ rhs: some RowSource) -> Bool {
         for (position, ascending) in sort {
-            let order = DatabaseValue.compare(lhs[position], rhs[position])
+            let order = DatabaseValue.compare(lhs.value(at: position), rhs.value(at: position))
             if order != 0 { return ascending ? order < 0 : order > 0 }
         }
-        return DatabaseValue.compare(lhs[schema.primaryKeyIndex], rhs[schema.primaryKeyIndex]) < 0
+        return DatabaseValue.compare(lhs.value(at: schema.primaryKeyIndex), rhs.value(at: schema.primaryKeyIndex)) < 0
     }
 
     /// Appends the values a row is ordered by: its sort attributes', then its primary key.
@@ -71,7 +72,7 @@ struct ResolvedQuery: Sendable {
     /// Filters, sorts and windows rows in memory exactly as the SQL would.
     func evaluate(_ rows: [[DatabaseValue]]) -> [[DatabaseValue]] {
         let matching = filter.isAlwaysTrue ? rows : rows.filter(filter.matches)
-        return window(matching.sorted(by: areInIncreasingOrder))
+        return window(matching.sorted { areInIncreasingOrder($0, $1) })
     }
 
     /// How many of `total` matches the window keeps.
