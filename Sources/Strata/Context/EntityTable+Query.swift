@@ -133,7 +133,7 @@ extension EntityTable {
     }
 
     /// The matches in a query's window, in its order: only as many ordered as the window needs.
-    private func window(_ matches: Matches, _ resolved: ResolvedQuery) -> [Int] {
+    func window(_ matches: Matches, _ resolved: ResolvedQuery) -> [Int] {
         let needed = resolved.limit.map { resolved.offset.addingReportingOverflow($0).overflow ? Int.max : resolved.offset + $0 }
         return resolved.window(order(matches, resolved, first: needed))
     }

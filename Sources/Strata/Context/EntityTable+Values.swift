@@ -41,9 +41,24 @@ extension EntityTable {
         return values
     }
 
-    /// The objects matching a query, evaluated in memory over what the context shows.
+    /// The objects matching a query, evaluated in memory over what the context shows: saved
+    /// copies decoded straight from their slots (never being edited: candidates leave those out),
+    /// unsaved edits by key.
     func query<E: Entity>(_ type: E.Type, _ resolved: ResolvedQuery) throws -> [E] {
-        try visible(E.self, keys: try windowKeys(resolved))
+        let matches = try matches(resolved)
+        let window = window(matches, resolved)
+        var values: [E] = []
+        values.reserveCapacity(window.count)
+        for index in window {
+            if index < matches.slots.count {
+                let slot = matches.slots[index]
+                markRead(slot)
+                values.append(try cellDecoder.decode(E.self, from: saved.rowView(at: slot)))
+            } else if let value = try visible(E.self, matches.edited[index - matches.slots.count]) {
+                values.append(value)
+            }
+        }
+        return values
     }
 
     /// Records an insert of `value`.
