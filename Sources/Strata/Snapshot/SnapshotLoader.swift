@@ -133,7 +133,7 @@ extension SnapshotLoader {
     struct FirstChunk: Sendable {
         let header: SnapshotHeader
         /// The chunk's objects, in the entity's ``EntitySchema/snapshotOrder`` (ties by key),
-        /// every cell checked. Keys are not indexed.
+        /// every cell checked, keys indexed (two objects with one key are refused).
         let block: ColumnBlock
         /// Whether the chunk is the whole section (every archived object of the entity).
         let isWholeSection: Bool
@@ -157,8 +157,13 @@ extension SnapshotLoader {
                   let chunk = header.entities[number].chunks.first else {
                 throw .undecodable("the archive holds no \(entity)")
             }
-            let block = try chunk.inflate(from: bytes) { (contents) throws(SnapshotRejection) in
+            var block = try chunk.inflate(from: bytes) { (contents) throws(SnapshotRejection) in
                 try ColumnBlock(archived: contents, count: chunk.objectCount, schema: schemas[number])
+            }
+            do {
+                try block.indexKeys()
+            } catch {
+                throw .undecodable("\(entity): \(error)")
             }
             return FirstChunk(header: header, block: block, isWholeSection: header.entities[number].chunks.count == 1)
         }

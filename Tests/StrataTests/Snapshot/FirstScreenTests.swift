@@ -281,6 +281,39 @@ struct ListedArticleByFeed: Entity, Equatable {
         try await start.store.close()
     }
 
+    /// A first chunk holding one key twice is refused alone, as the full load refuses it: it
+    /// is never shown early.
+    @Test func aFirstChunkWithADuplicateKeyIsRefused() throws {
+        let registry = try SchemaRegistry([ListedArticle.self])
+        let schema = try registry.schema(for: ListedArticle.self)
+        var valid = ColumnBlock(schema: schema)
+        for index in 0..<3 {
+            try valid.append([.text("a-\(index)"), .integer(1), .real(Double(10 - index)), .integer(0)] as [DatabaseValue])
+        }
+        // The same cells with the third row's key made the first's (the arena holds "a-0a-1a-2").
+        var columns = valid.columns
+        columns[schema.primaryKeyIndex].payloads[2] = columns[schema.primaryKeyIndex].payloads[0]
+        let duplicated = ColumnBlock(schema: schema, count: 3, columns: columns, arena: valid.arena)
+        for (block, accepted) in [(valid, true), (duplicated, false)] {
+            let written = try SnapshotArchive.encode([.init(schema: schema, chunks: [block])], storeID: UUID(), generation: 1,
+                                                     schemas: registry.schemas)
+            let bytes = written.chunks.reduce(written.header, +)
+            let result = bytes.withUnsafeBytes { SnapshotLoader(registry: registry).firstChunk(of: schema.name, in: $0) }
+            switch result {
+            case .success(let chunk):
+                #expect(accepted)
+                #expect(chunk.isWholeSection && chunk.block.count == 3)
+            case .failure(let rejection):
+                #expect(!accepted, "\(rejection)")
+                guard case .undecodable(let reason) = rejection else {
+                    Issue.record("expected undecodable, got \(rejection)")
+                    continue
+                }
+                #expect(reason.contains("a-0"), "\(reason)")
+            }
+        }
+    }
+
     private struct MisorderedArticle: Entity {
         var id: String
         var published: Date
