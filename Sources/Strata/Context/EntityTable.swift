@@ -94,7 +94,9 @@ final class EntityTable {
     var hasEdits: Bool { !edits.isEmpty }
     var editCount: Int { edits.count }
     var registeredCount: Int { saved.count }
-    var conflictingIDs: [DatabaseValue] { edits.filter(\.value.isConflicted).map(\.key) }
+    var conflictingIDs: [DatabaseValue] {
+        edits.values.contains(where: \.isConflicted) ? edits.filter(\.value.isConflicted).map(\.key) : []
+    }
     /// The saved copies' primary keys.
     var heldKeys: [DatabaseValue] { saved.liveSlots.map(saved.key(at:)) }
 

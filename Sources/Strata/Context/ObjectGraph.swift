@@ -219,9 +219,14 @@ final class ObjectGraph {
         changes.author = identity
         for table in tables.values where table.hasEdits { try table.appendEdits(to: &changes) }
         guard !changes.isEmpty else { return nil }
-        let written = changes.touchedKeys()
+        // The keys written are listed only when another change set is waiting to be merged.
+        var written: [String: [DatabaseValue]?]?
         let (submission, sealed) = try store.submit(changes) {
-            for case .accepted(_, let other) in unmerged() where other.touches(written) { throw StaleSave() }
+            for case .accepted(_, let other) in unmerged() {
+                let keys = written ?? changes.touchedKeys()
+                written = keys
+                if other.touches(keys) { throw StaleSave() }
+            }
         }
         appliedSequence = max(appliedSequence, submission.sequence)
         var result = ContextChange(origin: .context(identity.name), sequence: submission.sequence)

@@ -113,8 +113,17 @@ extension Store {
     }
 
     private func validate(_ changes: ChangeSet) throws {
+        // Every operation names a registered entity; its schema is looked up once per run of
+        // operations on one entity (a save lists thousands in a row).
+        var current: EntitySchema?
         for operation in changes.operations {
-            let schema = try registry.schema(named: operation.entityName)
+            let schema: EntitySchema
+            if let current, current.name == operation.entityName {
+                schema = current
+            } else {
+                schema = try registry.schema(named: operation.entityName)
+                current = schema
+            }
             switch operation {
             case .bulkUpdate(_, let target, let assignments):
                 for assignment in assignments {
