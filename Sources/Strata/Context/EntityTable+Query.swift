@@ -46,20 +46,24 @@ extension EntityTable {
             matches.slots.append(slot)
             matches.appendSortValues(of: view)
         }
-        for key in candidates.edited {
+        appendEditedMatches(candidates.edited, resolved, to: &matches)
+        return matches
+    }
+
+    /// Appends the unsaved edits among `keys` that match `resolved`'s filter.
+    private func appendEditedMatches(_ keys: [DatabaseValue], _ resolved: ResolvedQuery, to matches: inout Matches) {
+        for key in keys {
             guard let row = edits[key]?.row, resolved.filter.matches(row) else { continue }
             matches.edited.append(key)
             matches.appendSortValues(of: row)
         }
-        return matches
     }
 
     /// The first saved matches in the snapshot order's index — as many as the window needs — and
     /// every matching edit, or nil when the index does not apply (no limit, another order). The
     /// window is exact: a saved match past those comes after all of them in the query's order.
     private func orderedMatches(_ resolved: ResolvedQuery, _ candidates: Candidates) -> Matches? {
-        guard let limit = resolved.limit, ordered?.orders(resolved.sort) == true else { return nil }
-        let needed = resolved.offset.addingReportingOverflow(limit).overflow ? Int.max : resolved.offset + limit
+        guard let needed = resolved.windowEnd, ordered?.orders(resolved.sort) == true else { return nil }
         settleOrder()
         guard let ordered else { return nil }
         var matches = Matches(ordering: resolved, keyPosition: schema.primaryKeyIndex)
@@ -70,11 +74,7 @@ extension EntityTable {
             matches.slots.append(slot)
             matches.appendSortValues(of: view)
         }
-        for key in candidates.edited {
-            guard let row = edits[key]?.row, resolved.filter.matches(row) else { continue }
-            matches.edited.append(key)
-            matches.appendSortValues(of: row)
-        }
+        appendEditedMatches(candidates.edited, resolved, to: &matches)
         return matches
     }
 
@@ -134,8 +134,7 @@ extension EntityTable {
 
     /// The matches in a query's window, in its order: only as many ordered as the window needs.
     func window(_ matches: Matches, _ resolved: ResolvedQuery) -> [Int] {
-        let needed = resolved.limit.map { resolved.offset.addingReportingOverflow($0).overflow ? Int.max : resolved.offset + $0 }
-        return resolved.window(order(matches, resolved, first: needed))
+        resolved.window(order(matches, resolved, first: resolved.windowEnd))
     }
 
     /// The keys of the objects in a query's window, in its order. Keys are made for those only.

@@ -32,7 +32,7 @@ struct FirstScreen {
         let resolved = try ResolvedQuery(query, schema: block.schema)
         var rows: [Int] = []
         if query.sortKeys == block.schema.snapshotOrder {
-            let needed = query.limit.map { query.offset.addingReportingOverflow($0).overflow ? Int.max : query.offset + $0 }
+            let needed = resolved.windowEnd
             for row in 0..<block.count where rows.count != needed {
                 if resolved.filter.matches(block.rowView(at: row)) { rows.append(row) }
             }

@@ -75,6 +75,12 @@ struct ResolvedQuery: Sendable {
         return window(matching.sorted { areInIncreasingOrder($0, $1) })
     }
 
+    /// How many matches, in order, the window reaches into (`offset + limit`, saturating), or nil
+    /// without a limit: a window needs only its first `windowEnd` matches ordered.
+    var windowEnd: Int? {
+        limit.map { offset.addingReportingOverflow($0).overflow ? Int.max : offset + $0 }
+    }
+
     /// How many of `total` matches the window keeps.
     func windowCount(_ total: Int) -> Int {
         let remaining = max(0, total - offset)
