@@ -244,8 +244,12 @@ final class ColumnTable {
     /// table had no such row).
     @discardableResult
     func remove(key: DatabaseValue) -> Int? {
-        guard let slot = slot(of: key) else { return nil }
-        slots.remove(keyHash(at: slot), slot: slot)
+        let found: (slot: Int, hash: UInt32)? = KeyProbe.with(key) { probe in
+            let hash = probe.hash
+            return self.slot(holding: probe, hash: hash).map { ($0, hash) }
+        }
+        guard let (slot, hash) = found else { return nil }
+        slots.remove(hash, slot: slot)
         free(slot)
         return slot
     }
