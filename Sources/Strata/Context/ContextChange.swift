@@ -35,8 +35,10 @@ public struct ContextChange: Sendable {
         public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 
         mutating func insert(_ id: DatabaseValue) {
-            deleted.remove(id)
-            if updated[id] == nil { inserted.insert(id) }
+            // Each lookup hashes the key: skipped where the collection is empty (a change set of
+            // new objects lists thousands of inserts and nothing else).
+            if !deleted.isEmpty { deleted.remove(id) }
+            if updated.isEmpty || updated[id] == nil { inserted.insert(id) }
         }
 
         mutating func update(_ id: DatabaseValue, keys: Set<String>) {

@@ -13,8 +13,11 @@ struct SortedIndex: Sendable {
     var order: [(position: Int, ascending: Bool)] { ordering.sort }
     /// The slots in order, as of the last settle.
     private(set) var slots: [Int] = []
-    /// Slots changed since (inserted, removed, or with a sort attribute changed).
-    private var touched: Set<Int> = []
+    /// Slots changed since (inserted, removed, or with a sort attribute changed), each once…
+    private var touched: [Int] = []
+    /// …and, per slot, whether it is listed there (shorter than the table when the last slots
+    /// were never touched).
+    private var isTouched: [Bool] = []
 
     /// An empty index for `schema`'s snapshot order, or nil when the entity declares none.
     init?(schema: EntitySchema) throws {
@@ -26,9 +29,6 @@ struct SortedIndex: Sendable {
     func orders(_ sort: [(position: Int, ascending: Bool)]) -> Bool {
         sort.count == order.count && zip(sort, order).allSatisfy { $0.position == $1.position && $0.ascending == $1.ascending }
     }
-
-    /// Whether row `a` comes before row `b`.
-    func precedes(_ a: some RowSource, _ b: some RowSource) -> Bool { ordering.areInIncreasingOrder(a, b) }
 
     /// The index over every row of `block` (slots are row numbers): a block a snapshot archived
     /// in this order is sorted in one pass.
@@ -44,22 +44,33 @@ struct SortedIndex: Sendable {
     }
 
     /// Marks `slot` changed: placed again (or dropped, when it no longer holds a row) at the next settle.
-    mutating func touch(_ slot: Int) { touched.insert(slot) }
+    mutating func touch(_ slot: Int) {
+        if slot >= isTouched.count { isTouched.append(contentsOf: repeatElement(false, count: slot + 1 - isTouched.count)) }
+        guard !isTouched[slot] else { return }
+        isTouched[slot] = true
+        touched.append(slot)
+    }
 
     /// Marks every live slot of `table`, for an index made after the rows.
     mutating func touchAll(in table: ColumnTable) {
-        for slot in table.liveSlots { touched.insert(slot) }
+        for slot in table.liveSlots { touch(slot) }
     }
 
     var isSettled: Bool { touched.isEmpty }
 
     /// Places the changed slots: each touched slot leaves its old place, and those holding a row
-    /// are put back where their values now sort.
+    /// are sorted and merged back where their values now sort. Rows are compared cell by cell in
+    /// place (``RowOrder``), and each changed slot finds its place by a galloping search from
+    /// the previous one's, so changes that cluster in the order (new rows at its head) cost a few
+    /// comparisons each.
     mutating func settle(in table: ColumnTable) {
         guard !touched.isEmpty else { return }
-        let kept = slots.filter { !touched.contains($0) }
-        let fresh = touched.filter(table.isLive).sorted { precedes(table.rowView(at: $0), table.rowView(at: $1)) }
-        touched = []
+        let rows = table.order(by: order)
+        let isTouched = self.isTouched
+        let kept = slots.filter { $0 >= isTouched.count || !isTouched[$0] }
+        let fresh = touched.filter(table.isLive).sorted(by: rows.precedes)
+        for slot in touched { self.isTouched[slot] = false }
+        touched.removeAll(keepingCapacity: true)
         guard !fresh.isEmpty else {
             slots = kept
             return
@@ -68,16 +79,10 @@ struct SortedIndex: Sendable {
         merged.reserveCapacity(kept.count + fresh.count)
         var start = 0
         for slot in fresh {
-            // The first kept slot that comes after `slot` (fresh slots are in order: search on).
-            var low = start, high = kept.count
-            let row = table.rowView(at: slot)
-            while low < high {
-                let middle = (low + high) / 2
-                if precedes(table.rowView(at: kept[middle]), row) { low = middle + 1 } else { high = middle }
-            }
-            merged.append(contentsOf: kept[start..<low])
+            let end = rows.boundary(of: slot, in: kept, from: start)
+            merged.append(contentsOf: kept[start..<end])
             merged.append(slot)
-            start = low
+            start = end
         }
         merged.append(contentsOf: kept[start...])
         slots = merged

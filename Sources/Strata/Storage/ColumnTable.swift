@@ -123,6 +123,11 @@ final class ColumnTable {
         return row
     }
 
+    /// Compares this table's rows in `sort` (then by key), cell by cell in place (``RowOrder``).
+    func order(by sort: [(position: Int, ascending: Bool)]) -> RowOrder {
+        RowOrder(columns: columns, arena: arena, sort: sort, keyPosition: schema.primaryKeyIndex)
+    }
+
     /// The row in `slot` as a ``RowSource`` that reads each cell only when asked.
     func rowView(at slot: Int) -> RowView { RowView(table: self, slot: slot) }
 

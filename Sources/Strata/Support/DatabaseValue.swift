@@ -87,7 +87,7 @@ public enum DatabaseValue: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    private static func compareReal(_ real: Double, withInteger integer: Int64) -> Int {
+    static func compareReal(_ real: Double, withInteger integer: Int64) -> Int {
         // Exact like SQLite (sqlite3IntFloatCompare): compare the integral part as an Int64, then
         // the fraction. Converting the integer to Double instead would round beyond 2^53.
         if real.isNaN { return -1 }

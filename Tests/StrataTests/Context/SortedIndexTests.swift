@@ -49,6 +49,33 @@ import Testing
         }
     }
 
+    /// What an import does: batches of new rows that sort together (newest first, so at the head;
+    /// a few backdated ones at the tail; dates repeated across a batch), each batch settled at
+    /// once, with some older rows changed between batches.
+    @Test func batchesOfNewRowsThatSortTogetherAreSettledInPlace() throws {
+        var (random, seed) = SeededRandom.forTest("batchesOfNewRowsThatSortTogetherAreSettledInPlace")
+        let table = ColumnTable(schema: Self.schema)
+        var index = try #require(try SortedIndex(schema: Self.schema))
+        let published = try #require(Self.schema.position(of: "published"))
+        var next = 0
+        for batch in 0..<12 {
+            for _ in 0..<(50 + random.next(200)) {
+                let date: Int64 = random.next(10) == 0 ? -Int64(random.next(100)) : Int64(batch * 1_000 + random.next(20))
+                let row: [DatabaseValue] = [.text("k-\(next)"), .integer(1), .integer(date), .integer(0)]
+                index.touch(table.upsert(row, version: UInt64(batch)))
+                next += 1
+            }
+            for _ in 0..<random.next(5) {
+                if let slot = table.slot(of: .text("k-\(random.next(next))")) {
+                    table.setValue(.real(Double(random.next(12_000)) + 0.5), at: slot, published)
+                    index.touch(slot)
+                }
+            }
+            index.settle(in: table)
+            #expect(index.slots == reference(table), "seed \(seed), batch \(batch)")
+        }
+    }
+
     @Test func anIndexBuiltOverABlockIsItsRowsInOrder() throws {
         var (random, seed) = SeededRandom.forTest("anIndexBuiltOverABlockIsItsRowsInOrder")
         var block = ColumnBlock(schema: Self.schema)

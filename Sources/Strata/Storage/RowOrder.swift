@@ -1,0 +1,87 @@
+import Foundation
+
+/// Compares the rows of one ``ColumnTable`` in an order — sort attributes with their directions,
+/// then the primary key ascending, as SQL's `ORDER BY` breaks ties — reading the cells in place:
+/// no ``DatabaseValue`` is built, so a text key costs a `memcmp`, not two `String`s.
+///
+/// A snapshot of the table's storage (its arrays are copy-on-write values): valid for the rows
+/// the table held when it was made.
+struct RowOrder {
+    let columns: [Column]
+    let arena: [UInt8]
+    let sort: [(position: Int, ascending: Bool)]
+    let keyPosition: Int
+
+    /// Whether the row in slot `a` comes before the row in slot `b`.
+    func precedes(_ a: Int, _ b: Int) -> Bool {
+        arena.withUnsafeBytes { arena in
+            for (position, ascending) in sort {
+                let order = columns[position].compare(a, b, arena: arena)
+                if order != 0 { return ascending ? order < 0 : order > 0 }
+            }
+            return columns[keyPosition].compare(a, b, arena: arena) < 0
+        }
+    }
+
+    /// The first index at or after `start` whose slot does not come before `slot`, in `slots`
+    /// (ordered): a galloping search, so it costs O(log d) comparisons where d is the distance
+    /// from `start` — placing changes that cluster (new rows at the head of the order) costs a
+    /// comparison or two each.
+    func boundary(of slot: Int, in slots: [Int], from start: Int) -> Int {
+        // Every slot before `low` comes before `slot`; `slots[high]`, if any, does not.
+        var low = start, high = start, step = 1
+        while high < slots.count, precedes(slots[high], slot) {
+            low = high + 1
+            high = low + step
+            step *= 2
+        }
+        high = min(high, slots.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if precedes(slots[middle], slot) { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+}
+
+extension Column {
+    /// Compares the cells at slots `a` and `b` exactly as ``DatabaseValue/compare(_:_:)`` compares
+    /// their values (SQLite's BINARY collation: NULL first, numbers by value across integers and
+    /// reals, text and blobs byte by byte), their bytes read from `arena`.
+    func compare(_ a: Int, _ b: Int, arena: UnsafeRawBufferPointer) -> Int {
+        let left = tags[a], right = tags[b]
+        if left == CellTag.integer, right == CellTag.integer {
+            let x = Int64(bitPattern: payloads[a]), y = Int64(bitPattern: payloads[b])
+            return x < y ? -1 : (x == y ? 0 : 1)
+        }
+        if left == CellTag.real, right == CellTag.real {
+            let x = Double(bitPattern: payloads[a]), y = Double(bitPattern: payloads[b])
+            return x < y ? -1 : (x == y ? 0 : 1)
+        }
+        if left == CellTag.integer, right == CellTag.real {
+            return -DatabaseValue.compareReal(Double(bitPattern: payloads[b]), withInteger: Int64(bitPattern: payloads[a]))
+        }
+        if left == CellTag.real, right == CellTag.integer {
+            return DatabaseValue.compareReal(Double(bitPattern: payloads[a]), withInteger: Int64(bitPattern: payloads[b]))
+        }
+        if left == right, left >= CellTag.text {
+            let x = Int(truncatingIfNeeded: payloads[a]), y = Int(truncatingIfNeeded: payloads[b])
+            let xCount = Int(lengths[a]), yCount = Int(lengths[b]), common = min(xCount, yCount)
+            if common > 0, let base = arena.baseAddress {
+                let order = memcmp(base + x, base + y, common)
+                if order != 0 { return order < 0 ? -1 : 1 }
+            }
+            return xCount == yCount ? 0 : (xCount < yCount ? -1 : 1)
+        }
+        return Self.rank(left) - Self.rank(right)
+    }
+
+    /// A storage class's place in SQL's order: NULL, numbers, text, blobs.
+    private static func rank(_ tag: UInt8) -> Int {
+        switch tag {
+        case CellTag.null: return 0
+        case CellTag.integer, CellTag.real: return 1
+        default: return Int(tag) - 1
+        }
+    }
+}
