@@ -360,10 +360,15 @@ final class EntityTable {
     /// Keeps `row` as the saved copy at `version`, updating the indexes and remembering the copy
     /// the caller last read when a newer one replaces it.
     private func store(_ row: [DatabaseValue], version: UInt64) {
+        // One hash lookup: the key's slot, or a new one claimed for it.
+        store(row, version: version, claimed: saved.claim(key(of: row)))
+    }
+
+    /// ``store(_:version:)`` into the slot the caller already found or claimed for the row's key.
+    private func store(_ row: [DatabaseValue], version: UInt64, claimed: (slot: Int, isNew: Bool)) {
         mutationCount &+= 1
         let key = key(of: row)
-        // One hash lookup: the key's slot, or a new one claimed for it.
-        let (slot, isNew) = saved.claim(key)
+        let (slot, isNew) = claimed
         if !isNew {
             let read = saved.readVersion(at: slot)
             if read > 0, read == saved.version(at: slot), version > read, staleReads[key] == nil {
@@ -605,12 +610,13 @@ final class EntityTable {
                 edits[key] = edit.kind == .insert && edit.row == nil ? nil : edit
             }
         }
+        // The slot found above is still the key's (resolving an edit writes no saved copy).
         if let slot {
             let changed = changedKeys(slot, row)
-            store(row, version: sequence)
+            store(row, version: sequence, claimed: (slot, false))
             changes.update(key, keys: changed)
         } else {
-            store(row, version: sequence)
+            store(row, version: sequence, claimed: (saved.claimNew(key), true))
             changes.insert(key)
         }
     }

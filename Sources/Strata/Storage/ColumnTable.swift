@@ -170,6 +170,17 @@ final class ColumnTable {
             return (self.slot(holding: probe, hash: hash), hash)
         }
         if let found { return (found, false) }
+        return (claimSlot(hash: hash), true)
+    }
+
+    /// A slot claimed for `key`, which the caller has just found absent (``slot(of:)`` returned
+    /// nil, nothing written since): as ``claim(_:)`` claims one, without looking the key up again.
+    func claimNew(_ key: DatabaseValue) -> Int {
+        assert(slot(of: key) == nil, "a key of \(schema.name) claimed twice")
+        return claimSlot(hash: KeyProbe.with(key) { $0.hash })
+    }
+
+    private func claimSlot(hash: UInt32) -> Int {
         let slot = freeSlots.last ?? liveFlags.count
         if freeSlots.isEmpty { appendSlot() } else { freeSlots.removeLast() }
         slots.insert(hash, slot: slot)
@@ -177,7 +188,7 @@ final class ColumnTable {
         readVersions[slot] = 0
         lastUses[slot] = 0
         count += 1
-        return (slot, true)
+        return slot
     }
 
     /// Writes `row` into `slot`, which holds its key (``claim(_:)``), at `version`.
