@@ -481,7 +481,7 @@ final class EntityTable {
     /// description): how a worker, which nobody observes, keeps what it saved.
     func applyOwnSave(_ operation: ChangeSet.Operation, sequence: UInt64) throws {
         switch operation {
-        case .save(let object, _, let row):
+        case .save(let object, _, let row, _):
             store(try row ?? encode(object), version: sequence)
         case .delete(_, let key):
             remove(key, sequence: sequence)
@@ -498,8 +498,8 @@ final class EntityTable {
         for (_, key) in edits.map({ ($0.value.order, $0.key) }).sorted(by: { $0.0 < $1.0 }) {
             guard let edit = edits[key] else { continue }
             switch edit.kind {
-            case .insert: changes.appendSave(try editValue(edit), .upsert, row: edit.row)
-            case .update: changes.appendSave(try editValue(edit), .update, row: edit.row)
+            case .insert: changes.appendSave(try editValue(edit), .upsert, row: edit.row, entity: schema.name)
+            case .update: changes.appendSave(try editValue(edit), .update, row: edit.row, entity: schema.name)
             case .delete: changes.appendDelete(entity: schema.name, key: key)
             }
         }
@@ -514,7 +514,7 @@ final class EntityTable {
     func merge(_ operation: ChangeSet.Operation, sequence: UInt64, isOwn: Bool, registersNew: Bool,
                policy: MergePolicy, into changes: inout ContextChange.EntityChanges) throws {
         switch operation {
-        case .save(let object, _, let row):
+        case .save(let object, _, let row, _):
             try mergeRow(try row ?? encode(object), sequence: sequence, isOwn: isOwn, registersNew: registersNew,
                          policy: policy, changes: &changes)
         case .delete(_, let key):

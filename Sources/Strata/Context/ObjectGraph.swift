@@ -46,7 +46,11 @@ final class ObjectGraph {
     }
 
     private func table(of type: any Entity.Type) throws -> EntityTable {
-        let name = type.entityName
+        try table(of: type, named: type.entityName)
+    }
+
+    /// ``table(of:)`` when the caller has the type's entity name already (a save operation carries it).
+    private func table(of type: any Entity.Type, named name: String) throws -> EntityTable {
         if let table = tables[name] {
             guard table.entityType == type else {
                 throw StrataError(.unknownEntity, "entity name \(name) is used by two types", entity: name)
@@ -155,8 +159,8 @@ final class ObjectGraph {
         var result = ContextChange(origin: Self.origin(of: changes), sequence: sequence)
         for operation in changes.operations {
             let table: EntityTable?
-            if case .save(let object, _, _) = operation, registersNew {
-                table = try self.table(of: type(of: object))
+            if case .save(let object, _, _, let name) = operation, registersNew {
+                table = try self.table(of: type(of: object), named: name)
             } else {
                 table = tables[operation.entityName]
             }

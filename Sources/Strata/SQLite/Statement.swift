@@ -29,7 +29,9 @@ final class Statement: CellSource {
     /// Resets the statement and binds `values` to its parameters, in order.
     func bind(_ values: [DatabaseValue]) throws {
         sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
+        // Parameters left unbound keep their last values unless cleared; when every one is bound
+        // below, clearing them first would only cost a pass over all of them.
+        if values.count < sqlite3_bind_parameter_count(handle) { sqlite3_clear_bindings(handle) }
         arguments = values
         for (offset, value) in values.enumerated() {
             try bind(value, at: Int32(offset + 1))

@@ -15,15 +15,17 @@ import Foundation
 public struct ChangeSet: Sendable {
     enum Operation: Sendable {
         /// An object to write, and its row once the store sealed the change set (encoded once,
-        /// on the submitting thread: the writer binds it, merges and overlays use it as is).
-        case save(any Entity, SaveMode, row: [DatabaseValue]?)
+        /// on the submitting thread: the writer binds it, merges and overlays use it as is), and
+        /// its entity's name (asked of the type once, when the operation is made: the default
+        /// ``Entity/entityName`` costs a locked lookup).
+        case save(any Entity, SaveMode, row: [DatabaseValue]?, entity: String)
         case delete(entity: String, id: DatabaseValue)
         case bulkUpdate(entity: String, target: BulkTarget, assignments: [Assignment])
         case bulkDelete(entity: String, target: BulkTarget)
 
         var entityName: String {
             switch self {
-            case .save(let entity, _, _): return type(of: entity).entityName
+            case .save(_, _, _, let entity): return entity
             case .delete(let entity, _), .bulkUpdate(let entity, _, _), .bulkDelete(let entity, _): return entity
             }
         }
@@ -54,11 +56,11 @@ public struct ChangeSet: Sendable {
     public var count: Int { operations.count }
 
     /// Inserts a new object. Fails (the whole change set) if the ID exists.
-    public mutating func insert<E: Entity>(_ object: E) { operations.append(.save(object, .insert, row: nil)) }
+    public mutating func insert<E: Entity>(_ object: E) { operations.append(.save(object, .insert, row: nil, entity: E.entityName)) }
     /// Replaces an existing object. Fails (the whole change set) with ``StrataError/Code/objectNotFound`` if it does not exist.
-    public mutating func update<E: Entity>(_ object: E) { operations.append(.save(object, .update, row: nil)) }
+    public mutating func update<E: Entity>(_ object: E) { operations.append(.save(object, .update, row: nil, entity: E.entityName)) }
     /// Inserts the object, or replaces it if its ID exists.
-    public mutating func upsert<E: Entity>(_ object: E) { operations.append(.save(object, .upsert, row: nil)) }
+    public mutating func upsert<E: Entity>(_ object: E) { operations.append(.save(object, .upsert, row: nil, entity: E.entityName)) }
     /// Deletes an object by ID. Deleting an ID the store does not have succeeds and changes
     /// nothing: the object is absent afterwards, as asked. (An ``update(_:)`` of a missing object
     /// fails instead, because its values would be lost.) A sync can apply a server's deletions
@@ -121,7 +123,7 @@ public struct ChangeSet: Sendable {
             let entity = operation.entityName
             if result[entity] == .some(nil) { continue }
             switch operation {
-            case .save(let object, _, _): result[entity, default: []]?.append(object.id.databaseValue)
+            case .save(let object, _, _, _): result[entity, default: []]?.append(object.id.databaseValue)
             case .delete(_, let id): result[entity, default: []]?.append(id)
             case .bulkUpdate(_, .ids(let ids), _), .bulkDelete(_, .ids(let ids)): result[entity, default: []]?.append(contentsOf: ids)
             case .bulkUpdate(_, .filter, _), .bulkDelete(_, .filter): result[entity] = .some(nil)
@@ -149,19 +151,19 @@ public struct ChangeSet: Sendable {
         // One encoder per entity type, looked up by type (an entity's name costs a lookup of its own).
         var encoders: [ObjectIdentifier: RowEncoder] = [:]
         for index in sealed.operations.indices {
-            guard case .save(let object, let mode, nil) = sealed.operations[index] else { continue }
+            guard case .save(let object, let mode, nil, let entity) = sealed.operations[index] else { continue }
             let type = ObjectIdentifier(Swift.type(of: object))
-            let encoder = try encoders[type] ?? makeEncoder(Swift.type(of: object).entityName)
+            let encoder = try encoders[type] ?? makeEncoder(entity)
             encoders[type] = encoder
-            sealed.operations[index] = .save(object, mode, row: try encoder.encode(object))
+            sealed.operations[index] = .save(object, mode, row: try encoder.encode(object), entity: entity)
         }
         return sealed
     }
 
     /// Appends a save of `object`; `row`, when the caller has it, is its row (the change set is
     /// then sealed for it already).
-    mutating func appendSave(_ object: any Entity, _ mode: SaveMode, row: [DatabaseValue]?) {
-        operations.append(.save(object, mode, row: row))
+    mutating func appendSave(_ object: any Entity, _ mode: SaveMode, row: [DatabaseValue]?, entity: String) {
+        operations.append(.save(object, mode, row: row, entity: entity))
     }
 
     /// Appends a deletion by primary key.

@@ -95,7 +95,7 @@ final class Writer {
 
     /// The statements of an operation's entity; for a save, found by the object's type.
     func statements(for operation: ChangeSet.Operation) throws -> EntityStatements {
-        guard case .save(let object, _, _) = operation else { return try statements(for: operation.entityName) }
+        guard case .save(let object, _, _, _) = operation else { return try statements(for: operation.entityName) }
         let type = ObjectIdentifier(Swift.type(of: object))
         if let known = entitiesByType[type] { return known }
         let entity = try statements(for: operation.entityName)
@@ -128,7 +128,7 @@ final class Writer {
         let entity = try statements(for: operation)
         let schema = entity.schema
         switch operation {
-        case .save(let object, let mode, let sealedRow):
+        case .save(let object, let mode, let sealedRow, _):
             let row = try sealedRow ?? entity.encoder.encode(object)
             let key = row[schema.primaryKeyIndex]
             do {
