@@ -14,6 +14,10 @@ extension EntityTable {
         var sortValues: [DatabaseValue] = []
         var width = 0
         var keyIsSorted = false
+        /// Set when the saved matches are ordered by their places in the snapshot order's index
+        /// (``SortedIndex/ranks``, settled) instead of by ``sortValues``, which are then not read:
+        /// the query is in that order and no unsaved edit matches.
+        var ranks: [Int32]?
         var count: Int { slots.count + edited.count }
         private var sortPositions: [Int] = []
 
@@ -33,18 +37,27 @@ extension EntityTable {
     /// The matches of `resolved`'s filter among the candidates (``candidates(_:)``). A query
     /// with a limit, ordered by the entity's snapshot order, whose filter no key or index narrows,
     /// takes its saved matches from the start of that order and stops at its window's end
-    /// (``orderedMatches(_:_:)``).
-    func matches(_ resolved: ResolvedQuery) throws -> Matches {
-        let walks = resolved.limit != nil && ordered?.orders(resolved.sort) == true
+    /// (``orderedMatches(_:_:)``). With `ranking`, a query in that order whose candidates
+    /// include no unsaved edit orders its matches by their places in the index (``Matches/ranks``:
+    /// integers, no sort value read) — for callers that only order the matches, not for those
+    /// that keep their sort values.
+    func matches(_ resolved: ResolvedQuery, ranking: Bool = false) throws -> Matches {
+        let inOrder = ordered?.orders(resolved.sort) == true
+        let walks = resolved.limit != nil && inOrder
         var candidates = try candidates(resolved.filter, listingScan: !walks)
         if candidates.isScan, walks, let matches = orderedMatches(resolved, candidates) { return matches }
         if candidates.isScan, walks { candidates = try self.candidates(resolved.filter) }
         var matches = Matches(ordering: resolved, keyPosition: schema.primaryKeyIndex)
+        if ranking, inOrder, candidates.edited.isEmpty {
+            settleOrder()
+            matches.ranks = ordered?.ranks
+        }
+        let readsSortValues = matches.ranks == nil
         for slot in candidates.slots {
             let view = saved.rowView(at: slot)
             guard candidates.slotsMatch || resolved.filter.matches(view) else { continue }
             matches.slots.append(slot)
-            matches.appendSortValues(of: view)
+            if readsSortValues { matches.appendSortValues(of: view) }
         }
         appendEditedMatches(candidates.edited, resolved, to: &matches)
         return matches
@@ -103,6 +116,7 @@ extension EntityTable {
     /// ``order(_:_:first:)`` with the key of match `index` given by `key`.
     static func order(_ matches: Matches, _ resolved: ResolvedQuery, first needed: Int? = nil,
                       key: (Int) -> DatabaseValue) -> [Int] {
+        if let ranks = matches.ranks { return orderByRank(matches.slots, ranks, first: needed) }
         let ascending = resolved.sort.map(\.ascending) + (matches.keyIsSorted ? [true] : [])
         let width = matches.width
         return matches.sortValues.withUnsafeBufferPointer { values in
@@ -132,6 +146,16 @@ extension EntityTable {
         }
     }
 
+    /// The indexes of `slots` ordered by their ranks (each slot's place in the snapshot order),
+    /// only the first `needed` when given: rank and index packed in one integer each, so the sort
+    /// compares plain integers.
+    private static func orderByRank(_ slots: [Int], _ ranks: [Int32], first needed: Int?) -> [Int] {
+        var packed = slots.indices.map { UInt64(UInt32(bitPattern: ranks[slots[$0]])) << 32 | UInt64($0) }
+        packed.sort()
+        let count = min(needed ?? packed.count, packed.count)
+        return packed[..<count].map { Int(truncatingIfNeeded: $0 & 0xFFFF_FFFF) }
+    }
+
     /// The matches in a query's window, in its order: only as many ordered as the window needs.
     func window(_ matches: Matches, _ resolved: ResolvedQuery) -> [Int] {
         resolved.window(order(matches, resolved, first: resolved.windowEnd))
@@ -139,7 +163,7 @@ extension EntityTable {
 
     /// The keys of the objects in a query's window, in its order. Keys are made for those only.
     func windowKeys(_ resolved: ResolvedQuery) throws -> [DatabaseValue] {
-        let matches = try matches(resolved)
+        let matches = try matches(resolved, ranking: true)
         return window(matches, resolved).map { key(of: $0, in: matches) }
     }
 
@@ -147,7 +171,7 @@ extension EntityTable {
     /// by cell (saved copies, which are marked read as ``visible(_:_:)`` marks them) or as rows
     /// (unsaved edits).
     func results<E: Entity>(_ type: E.Type, _ resolved: ResolvedQuery) throws -> QueryResults<E> {
-        let matches = try matches(resolved)
+        let matches = try matches(resolved, ranking: true)
         let window = window(matches, resolved)
         var ids: [E.ID] = [], slots: [Int] = [], edited: [Int: [DatabaseValue]] = [:]
         ids.reserveCapacity(window.count)

@@ -45,7 +45,7 @@ extension EntityTable {
     /// copies decoded straight from their slots (never being edited: candidates leave those out),
     /// unsaved edits by key.
     func query<E: Entity>(_ type: E.Type, _ resolved: ResolvedQuery) throws -> [E] {
-        let matches = try matches(resolved)
+        let matches = try matches(resolved, ranking: true)
         let window = window(matches, resolved)
         var values: [E] = []
         values.reserveCapacity(window.count)

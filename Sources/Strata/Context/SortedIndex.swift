@@ -13,6 +13,9 @@ struct SortedIndex: Sendable {
     var order: [(position: Int, ascending: Bool)] { ordering.sort }
     /// The slots in order, as of the last settle.
     private(set) var slots: [Int] = []
+    /// Per slot, its place in ``slots`` as of the last settle (meaningless for a slot that holds
+    /// no row): a query in this order over matches an index found orders them by these integers.
+    private(set) var ranks: [Int32] = []
     /// Slots changed since (inserted, removed, or with a sort attribute changed), each once…
     private var touched: [Int] = []
     /// …and, per slot, whether it is listed there (shorter than the table when the last slots
@@ -40,6 +43,7 @@ struct SortedIndex: Sendable {
         matches.slots = Array(0..<block.count)
         for row in 0..<block.count { matches.appendSortValues(of: block.rowView(at: row)) }
         index.slots = EntityTable.order(matches, index.ordering) { block.key(at: $0) }
+        index.rank()
         return index
     }
 
@@ -73,6 +77,7 @@ struct SortedIndex: Sendable {
         touched.removeAll(keepingCapacity: true)
         guard !fresh.isEmpty else {
             slots = kept
+            rank()
             return
         }
         var merged: [Int] = []
@@ -86,5 +91,13 @@ struct SortedIndex: Sendable {
         }
         merged.append(contentsOf: kept[start...])
         slots = merged
+        rank()
+    }
+
+    /// Sets ``ranks`` from ``slots``.
+    private mutating func rank() {
+        let needed = (slots.max() ?? -1) + 1
+        if ranks.count < needed { ranks.append(contentsOf: repeatElement(0, count: needed - ranks.count)) }
+        for (place, slot) in slots.enumerated() { ranks[slot] = Int32(truncatingIfNeeded: place) }
     }
 }

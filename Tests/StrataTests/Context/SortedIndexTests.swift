@@ -88,8 +88,10 @@ import Testing
         #expect(index.slots == reference(table), "seed \(seed)")
     }
 
-    /// Queries the index answers (limit, the snapshot order) return what the same query without
-    /// a limit returns, windowed — with unsaved edits, merged saves and deletions in between.
+    /// Queries in the snapshot order — walked from the index's start (a limit, no narrowing
+    /// filter) or ordered by the index's ranks (keys pinned, or no limit) — return the matches
+    /// ordered here by their values, windowed — with unsaved edits, merged saves and deletions in
+    /// between.
     @Test func aQueryWalkingTheOrderEqualsTheQueryOrderingEveryMatch() async throws {
         var (random, seed) = SeededRandom.forTest("aQueryWalkingTheOrderEqualsTheQueryOrderingEveryMatch")
         let directory = try TemporaryDirectory()
@@ -106,7 +108,12 @@ import Testing
         await main.mergeAccepted()
         let newest = [Attribute("published").descending]
         let filters: [Filter] = [.all, Attribute("isRead") == false, Attribute("feedID") > 2,
-                                 Attribute("feedID") == 1 || Attribute("isRead") == true]
+                                 Attribute("feedID") == 1 || Attribute("isRead") == true,
+                                 Attribute("id").in((0..<300).map { "a-\($0 * 7)" })]
+        // The reference order, from the values: published descending, then id byte by byte.
+        func newestFirst(_ a: ListedArticle, _ b: ListedArticle) -> Bool {
+            a.published != b.published ? a.published > b.published : Array(a.id.utf8).lexicographicallyPrecedes(b.id.utf8)
+        }
         for round in 0..<30 {
             // Unsaved edits on the main context, and saves merged from the store.
             for _ in 0..<random.next(5) {
@@ -114,7 +121,16 @@ import Testing
                 edited.isRead.toggle()
                 if main.object(ListedArticle.self, id: edited.id) != nil { try main.update(edited) } else { try main.insert(edited) }
             }
-            if random.next(3) == 0 { try main.save() }
+            if random.next(3) == 0 {
+                do {
+                    try main.save()
+                } catch let error as StrataError where error.code == .objectNotFound {
+                    // An update of an object a failing change set below showed for a moment (the
+                    // contexts show accepted saves until their failure is known, then undo them):
+                    // the store refuses it, as it should; the edits go.
+                    main.rollback()
+                }
+            }
             var merged = ChangeSet()
             // Every tenth round a change set large enough to be merged off the main actor.
             for _ in 0..<(round % 10 == 9 ? 1_200 : random.next(40)) { merged.update(article(random.next(1_500))) }
@@ -134,7 +150,9 @@ import Testing
                 let limit = [1, 7, 50, 400][random.next(4)], offset = [0, 0, 3, 60][random.next(4)]
                 let windowed = try main.objects(matching: Query<ListedArticle>(where: filter, sortedBy: newest, limit: limit, offset: offset))
                 let every = try main.objects(matching: Query<ListedArticle>(where: filter, sortedBy: newest))
-                let expected = Array(every.dropFirst(offset).prefix(limit))
+                let reference = try main.objects(matching: Query<ListedArticle>(where: filter)).sorted(by: newestFirst)
+                #expect(every == reference, "seed \(seed), round \(round), \(filter), no limit")
+                let expected = Array(reference.dropFirst(offset).prefix(limit))
                 #expect(windowed == expected, "seed \(seed), round \(round), \(filter) limit \(limit) offset \(offset)")
                 let ids = try main.ids(matching: Query<ListedArticle>(where: filter, sortedBy: newest, limit: limit, offset: offset))
                 #expect(ids == expected.map(\.id), "seed \(seed), round \(round)")

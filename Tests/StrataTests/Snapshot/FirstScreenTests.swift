@@ -261,10 +261,21 @@ struct ListedArticleByFeed: Entity, Equatable {
         try bytes.write(to: URL(fileURLWithPath: file))
         let query = Screen.newestUnread.query
         let (start, shown) = try await openWarm(db, file, query)
-        #expect(!start.outcome.usedSnapshot, "seed \(seed)")
+        #expect(!start.outcome.usedSnapshot, "seed \(seed): \(damageReport(file, at: chunk.offset + chunk.compressedSize / 2, damaged: bytes))")
         #expect(start.showedFirstScreenEarly == (number > 0), "seed \(seed)")
         try await expectShownOnce(start, shown, query, seed: seed)
         try await start.store.close()
+    }
+
+    /// What the file holds now, for a failure message: whether the damaged byte is still there,
+    /// and what a fresh load of the file says.
+    private func damageReport(_ file: String, at position: Int, damaged: Data) -> String {
+        guard let now = try? Data(contentsOf: URL(fileURLWithPath: file)),
+              let registry = try? SchemaRegistry([ListedArticle.self]) else { return "the file cannot be read again" }
+        let kept = now.count == damaged.count && now[position] == damaged[position]
+        let load = SnapshotLoader(registry: registry).load(file)
+        return "the file \(kept ? "still holds" : "no longer holds") the damage (\(now.count) bytes); a fresh load: "
+            + "\((try? load.get()).map { _ in "accepted" } ?? "refused")"
     }
 
     @Test func anArchiveWrittenInAnotherOrderIsRefused() async throws {
