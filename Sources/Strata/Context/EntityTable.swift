@@ -386,9 +386,12 @@ final class EntityTable {
         ordered?.touch(slot)
     }
 
-    /// Makes room in the saved copies for `additional` more objects (see
-    /// ``ColumnTable/reserveCapacity(forAdditional:)``).
-    func reserveCapacity(forAdditional additional: Int) { saved.reserveCapacity(forAdditional: additional) }
+    /// Makes room in the saved copies for what saving the edits adds: a free slot for each new
+    /// object, added in bulk (``ColumnTable/addFreeSlots(_:)``). An insert whose key got a saved
+    /// copy meanwhile leaves its slot free for the next new key.
+    func reserveForSave() {
+        saved.addFreeSlots(edits.values.reduce(0) { $0 + ($1.kind == .insert ? 1 : 0) })
+    }
 
     private func remove(_ key: DatabaseValue, sequence: UInt64) {
         mutationCount &+= 1
@@ -493,10 +496,13 @@ final class EntityTable {
     /// Appends the unsaved edits to `changes`, in the order the objects were first edited, each
     /// with the row encoded when it was made (so sealing the change set encodes nothing again).
     func appendEdits(to changes: inout ChangeSet) throws {
-        // Sort (order, key) pairs, not the edits: moving edits through a sort retains and copies
-        // their values and rows.
-        for (_, key) in edits.map({ ($0.value.order, $0.key) }).sorted(by: { $0.0 < $1.0 }) {
-            guard let edit = edits[key] else { continue }
+        // The edits taken out once (no second hash lookup per key), then their indexes sorted by
+        // a plain array of orders: reading an edit in the comparison, or moving edits through
+        // the sort, would retain and copy their values and rows.
+        let listed = Array(edits)
+        let orders = listed.map(\.value.order)
+        for index in listed.indices.sorted(by: { orders[$0] < orders[$1] }) {
+            let (key, edit) = listed[index]
             switch edit.kind {
             case .insert: changes.appendSave(try editValue(edit), .upsert, row: edit.row, entity: schema.name)
             case .update: changes.appendSave(try editValue(edit), .update, row: edit.row, entity: schema.name)

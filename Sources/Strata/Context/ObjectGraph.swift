@@ -235,13 +235,17 @@ final class ObjectGraph {
         appliedSequence = max(appliedSequence, submission.sequence)
         var result = ContextChange(origin: .context(identity.name), sequence: submission.sequence)
         // Room for what the save adds, made once per table rather than by repeated doubling.
-        for table in tables.values where table.hasEdits { table.reserveCapacity(forAdditional: table.editCount) }
+        for table in tables.values where table.hasEdits { table.reserveForSave() }
+        // The table looked up once per run of operations on one entity (a save lists thousands in a row).
+        var current: (name: String, table: EntityTable?)?
         for operation in sealed.operations {
-            guard let table = tables[operation.entityName] else { continue }
+            let name = operation.entityName
+            if current?.name != name { current = (name, tables[name]) }
+            guard let table = current?.table else { continue }
             if keepsIndexes {
                 // The main context: its observers and live queries get the save as a change.
                 try table.merge(operation, sequence: submission.sequence, isOwn: true, registersNew: true, policy: policy,
-                                into: &result.entities[operation.entityName, default: .init()])
+                                into: &result.entities[name, default: .init()])
             } else {
                 // A worker: nobody observes it, so its copies just take what it saved.
                 try table.applyOwnSave(operation, sequence: submission.sequence)

@@ -29,6 +29,13 @@ struct Column: Sendable {
         lengths.append(0)
     }
 
+    /// Adds `count` NULL cells for new slots, in bulk.
+    mutating func appendNulls(_ count: Int) {
+        tags.append(contentsOf: repeatElement(CellTag.null, count: count))
+        payloads.append(contentsOf: repeatElement(0, count: count))
+        lengths.append(contentsOf: repeatElement(0, count: count))
+    }
+
     mutating func reserveCapacity(_ cells: Int) {
         tags.reserveCapacity(cells)
         payloads.reserveCapacity(cells)

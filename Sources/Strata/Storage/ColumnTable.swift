@@ -217,6 +217,21 @@ final class ColumnTable {
         slots.reserveCapacity(count + additional)
     }
 
+    /// Adds `additional` free slots at the end — NULL cells, no row — in bulk, so that as many new
+    /// keys claim them without growing every column and bookkeeping array one cell at a time;
+    /// they are claimed lowest first, before the slots freed earlier.
+    func addFreeSlots(_ additional: Int) {
+        guard additional > 0 else { return }
+        reserveCapacity(forAdditional: additional)
+        let first = liveFlags.count
+        for attribute in columns.indices { columns[attribute].appendNulls(additional) }
+        liveFlags.append(contentsOf: repeatElement(false, count: additional))
+        versions.append(contentsOf: repeatElement(0, count: additional))
+        readVersions.append(contentsOf: repeatElement(0, count: additional))
+        lastUses.append(contentsOf: repeatElement(0, count: additional))
+        freeSlots.append(contentsOf: (first..<first + additional).reversed())
+    }
+
     /// Replaces one cell of the row in `slot` (not its key): how a bulk update patches a held
     /// row without rewriting the others.
     func setValue(_ value: DatabaseValue, at slot: Int, _ attribute: Int) {

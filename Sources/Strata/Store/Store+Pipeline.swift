@@ -116,15 +116,17 @@ extension Store {
         // Every operation names a registered entity; its schema is looked up once per run of
         // operations on one entity (a save lists thousands in a row).
         var current: EntitySchema?
-        for operation in changes.operations {
+        for index in changes.operations.indices {
             let schema: EntitySchema
-            if let current, current.name == operation.entityName {
+            if let current, current.name == changes.operations[index].entityName {
                 schema = current
             } else {
-                schema = try registry.schema(named: operation.entityName)
+                schema = try registry.schema(named: changes.operations[index].entityName)
                 current = schema
             }
-            switch operation {
+            // Saves need nothing more; only bulk operations are copied out to be checked.
+            if case .save = changes.operations[index] { continue }
+            switch changes.operations[index] {
             case .bulkUpdate(_, let target, let assignments):
                 for assignment in assignments {
                     let position = try schema.requirePosition(of: assignment.attribute)

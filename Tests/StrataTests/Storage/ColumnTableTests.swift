@@ -144,6 +144,9 @@ private struct ColumnTableRow: Entity {
                 readVersions[key] = UInt64(step)
                 lastUses[key] = UInt64(step) * 3
             default:
+                // Free slots added in bulk, as a save makes room for its new objects: claimed by
+                // the next new keys; nothing a row holds changes.
+                if random.next(2) == 0 { table.addFreeSlots(random.next(6)) }
                 if random.next(20) == 0 {
                     table.removeAll()
                     rows.removeAll()
@@ -167,6 +170,24 @@ private struct ColumnTableRow: Entity {
     }
 
     // MARK: Slots
+
+    @Test func freeSlotsAddedInBulkAreClaimedLowestFirstByNewKeys() throws {
+        let table = try makeTable()
+        func row(_ id: Int64) -> [DatabaseValue] {
+            [.integer(id), .integer(id), .real(0.5), .text("n\(id)"), .blob(Data([7])), .null, .null]
+        }
+        let first = table.upsert(row(1), version: 1)
+        table.addFreeSlots(3)
+        #expect(table.count == 1 && table.liveSlots == [first])
+        #expect((0..<4).filter(table.isLive) == [first])
+        // An existing key keeps its slot; new keys take the added slots in ascending order.
+        #expect(table.upsert(row(1), version: 2) == first)
+        let claimed = (2...4).map { table.upsert(row(Int64($0)), version: 3) }
+        #expect(claimed == [first + 1, first + 2, first + 3])
+        #expect(claimed.allSatisfy { table.readVersion(at: $0) == 0 && table.lastUse(at: $0) == 0 && table.version(at: $0) == 3 })
+        #expect((2...4).allSatisfy { table.row(at: table.slot(of: .integer(Int64($0)))!) == row(Int64($0)) })
+        #expect(table.count == 4 && table.liveSlots == [first] + claimed)
+    }
 
     @Test func aRemovedSlotIsReusedWithFreshBookkeeping() throws {
         let table = try makeTable()
