@@ -63,7 +63,8 @@ final class Statement: CellSource {
                                   Int32(bytes.count), strata_sqlite_transient())
             }
         }
-        try connection.check(code, sql: sql, arguments: arguments)
+        // The connection (an unowned reference) is reached only for a failure.
+        if code != SQLITE_OK { try connection.check(code, sql: sql, arguments: arguments) }
     }
 
     /// Advances to the next row. Returns `false` when the statement is done.

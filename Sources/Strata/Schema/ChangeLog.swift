@@ -151,6 +151,17 @@ enum ChangeLog {
     /// every other byte of its UTF-8 as it is.
     private static func appendJSONString(_ string: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
+        // Most keys need no escape: their UTF-8 is copied in one piece.
+        var string = string
+        let copied = string.withUTF8 { utf8 in
+            guard !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return false }
+            bytes.append(contentsOf: utf8)
+            return true
+        }
+        if copied {
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in string.utf8 {
             switch byte {
             case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\")); bytes.append(byte)

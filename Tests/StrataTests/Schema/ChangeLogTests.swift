@@ -32,6 +32,17 @@ import Testing
         #expect(history.token.generation == logged.first?[0].integer)
     }
 
+    /// A batch's keys read back exactly, whatever their text holds: plain keys are copied in one
+    /// piece, those with quotes, backslashes or control characters escaped.
+    @Test func batchKeysRoundTripThroughTheirJSON() throws {
+        let keys: [DatabaseValue] = [
+            .text("article-1"), .text(""), .text("say \"hi\""), .text("back\\slash"), .text("tab\tnew\nline"),
+            .text("nul\u{0}byte"), .text("\u{1F600} \u{E9}"), .text("\u{7F}del"), .integer(0), .integer(.min), .integer(.max),
+        ]
+        let stored = DatabaseValue.blob(ChangeLog.encode(keys))
+        #expect(try ChangeLog.keys(of: stored, generation: 1) == keys)
+    }
+
     @Test func everyKindOfOperationIsLoggedAsTheTriggersWould() async throws {
         let directory = try TemporaryDirectory()
         let store = try await openStore(directory.path("s.sqlite"))
