@@ -53,39 +53,29 @@ struct Column: Sendable {
     }
 
     /// The value of the cell at `slot`, its text or blob bytes read from `arena`.
-    func value(at slot: Int, arena: [UInt8]) -> DatabaseValue {
+    func value(at slot: Int, arena: some CellArena) -> DatabaseValue {
         let payload = payloads[slot]
         switch tags[slot] {
         case CellTag.integer: return .integer(Int64(bitPattern: payload))
         case CellTag.real: return .real(Double(bitPattern: payload))
         case CellTag.text:
-            let start = Int(truncatingIfNeeded: payload)
-            let end = start + Int(lengths[slot])
-            return arena.withUnsafeBufferPointer { bytes in
-                .text(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self))
-            }
+            return arena.withCellBytes(payload, count: Int(lengths[slot])) { .text(String(decoding: $0, as: UTF8.self)) }
         case CellTag.blob:
-            let start = Int(truncatingIfNeeded: payload)
-            let end = start + Int(lengths[slot])
-            return arena.withUnsafeBufferPointer { bytes in
-                .blob(Data(UnsafeBufferPointer(rebasing: bytes[start..<end])))
-            }
+            return arena.withCellBytes(payload, count: Int(lengths[slot])) { .blob(Data($0)) }
         default: return .null
         }
     }
 
     /// Copies the text and blob bytes of every cell from `old` to the end of `new`, and points
-    /// the cells at their new offsets.
-    mutating func moveBytes(from old: UnsafeBufferPointer<UInt8>, to new: inout [UInt8]) {
+    /// the cells at their new places.
+    mutating func moveBytes(from old: some CellArena, to new: inout some CellArena) {
         for slot in tags.indices where tags[slot] >= CellTag.text {
-            let start = Int(truncatingIfNeeded: payloads[slot])
-            payloads[slot] = UInt64(new.count)
-            new.append(contentsOf: UnsafeBufferPointer(rebasing: old[start..<start + Int(lengths[slot])]))
+            payloads[slot] = old.withCellBytes(payloads[slot], count: Int(lengths[slot])) { new.appendCell($0) }
         }
     }
 
     /// Appends a cell holding `value`, its text or blob bytes at the end of `arena`.
-    mutating func append(_ value: DatabaseValue, arena: inout [UInt8]) {
+    mutating func append(_ value: DatabaseValue, arena: inout some CellArena) {
         let (tag, payload, length) = Self.cell(value, arena: &arena)
         tags.append(tag)
         payloads.append(payload)
@@ -93,14 +83,14 @@ struct Column: Sendable {
     }
 
     /// Appends a cell holding `cell`, its bytes copied into `arena`: no `String` or `Data` made.
-    mutating func append(_ cell: RawCell, arena: inout [UInt8]) {
+    mutating func append(_ cell: RawCell, arena: inout some CellArena) {
         let (tag, payload, length): (UInt8, UInt64, UInt32)
         switch cell {
         case .null: (tag, payload, length) = (CellTag.null, 0, 0)
         case .integer(let integer): (tag, payload, length) = (CellTag.integer, UInt64(bitPattern: integer), 0)
         case .real(let real): (tag, payload, length) = (CellTag.real, real.bitPattern, 0)
-        case .text(let bytes): (tag, payload, length) = (CellTag.text, UInt64(arena.count), Self.append(bytes, to: &arena))
-        case .blob(let bytes): (tag, payload, length) = (CellTag.blob, UInt64(arena.count), Self.append(bytes, to: &arena))
+        case .text(let bytes): (tag, payload, length) = Self.cell(CellTag.text, bytes, arena: &arena)
+        case .blob(let bytes): (tag, payload, length) = Self.cell(CellTag.blob, bytes, arena: &arena)
         }
         tags.append(tag)
         payloads.append(payload)
@@ -125,29 +115,25 @@ struct Column: Sendable {
     }
 
     /// The tag, payload and length of a cell holding `value`; text and blob bytes are appended to
-    /// `arena` (the payload is their offset).
-    static func cell(_ value: DatabaseValue, arena: inout [UInt8]) -> (UInt8, UInt64, UInt32) {
+    /// `arena` (the payload says where).
+    static func cell(_ value: DatabaseValue, arena: inout some CellArena) -> (UInt8, UInt64, UInt32) {
         switch value {
         case .null: return (CellTag.null, 0, 0)
         case .integer(let integer): return (CellTag.integer, UInt64(bitPattern: integer), 0)
         case .real(let real): return (CellTag.real, real.bitPattern, 0)
         case .text(var text):
-            let offset = UInt64(arena.count)
             // The UTF-8 bytes themselves (NUL included), not a C string.
-            return (CellTag.text, offset, text.withUTF8 { append(UnsafeRawBufferPointer($0), to: &arena) })
+            return text.withUTF8 { cell(CellTag.text, UnsafeRawBufferPointer($0), arena: &arena) }
         case .blob(let data):
-            let offset = UInt64(arena.count)
-            return (CellTag.blob, offset, data.withUnsafeBytes { append($0, to: &arena) })
+            return data.withUnsafeBytes { cell(CellTag.blob, $0, arena: &arena) }
         }
     }
 
-    /// Appends `bytes` to `arena` and returns their count.
-    private static func append(_ bytes: UnsafeRawBufferPointer, to arena: inout [UInt8]) -> UInt32 {
-        guard !bytes.isEmpty else { return 0 }
+    /// A text or blob cell holding `bytes`, appended to `arena`.
+    private static func cell(_ tag: UInt8, _ bytes: UnsafeRawBufferPointer, arena: inout some CellArena) -> (UInt8, UInt64, UInt32) {
         guard let length = UInt32(exactly: bytes.count) else {
             preconditionFailure("a value has \(bytes.count) bytes; a cell holds at most 4 GiB")
         }
-        bytes.withMemoryRebound(to: UInt8.self) { arena.append(contentsOf: $0) }
-        return length
+        return (tag, arena.appendCell(bytes), length)
     }
 }

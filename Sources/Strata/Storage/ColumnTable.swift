@@ -4,7 +4,8 @@ import Foundation
 /// contexts.
 ///
 /// Each attribute is a ``Column`` (see `Column.swift`) of fixed-width cells (a storage-class tag, a 64-bit payload and
-/// a byte length), and the text and blob bytes of the whole table live in one arena. A row lives
+/// a byte length), and the text and blob bytes of the whole table live in one arena, in pages
+/// that copies of the table share (``PagedArena``: a copy that writes copies at most one page). A row lives
 /// in a slot (an `Int`, stable while the row lives): a removed row's slot goes on a free list and
 /// the next new key reuses it. A primary-key hash (``KeyHash``, over the key cells' bytes) maps
 /// each key to its slot, and each slot keeps the engine's bookkeeping (`version`, `readVersion`,
@@ -47,7 +48,7 @@ final class ColumnTable {
     private(set) var garbageByteCount = 0
 
     private var columns: [Column]
-    private var arena: [UInt8] = []
+    private var arena = PagedArena()
     /// Key → slot, for live rows (``KeyHash``: the keys stay in their column).
     private var slots = KeyHash()
     /// Per slot: whether it holds a row. (A row's key is its primary-key cell, NULL in a free slot.)
@@ -85,7 +86,7 @@ final class ColumnTable {
     /// The hash of the key in `slot`.
     private func keyHash(at slot: Int) -> UInt32 {
         let keys = columns[schema.primaryKeyIndex]
-        return arena.withUnsafeBytes { keys.probe(at: slot, arena: $0).hash }
+        return keys.withProbe(at: slot, arena: arena) { $0.hash }
     }
 
     /// Whether `slot` holds a row.
@@ -103,11 +104,8 @@ final class ColumnTable {
         case CellTag.integer: return .integer(Int64(bitPattern: columns[attribute].payloads[slot]))
         case CellTag.real: return .real(Double(bitPattern: columns[attribute].payloads[slot]))
         case CellTag.text, CellTag.blob:
-            let start = Int(truncatingIfNeeded: columns[attribute].payloads[slot])
-            let end = start + Int(columns[attribute].lengths[slot])
-            return arena.withUnsafeBufferPointer { bytes in
-                let cell = UnsafeBufferPointer(rebasing: bytes[start..<end])
-                return tag == CellTag.text ? .text(String(decoding: cell, as: UTF8.self)) : .blob(Data(cell))
+            return arena.withCellBytes(columns[attribute].payloads[slot], count: Int(columns[attribute].lengths[slot])) { cell in
+                tag == CellTag.text ? .text(String(decoding: cell, as: UTF8.self)) : .blob(Data(cell))
             }
         default: return .null
         }
@@ -259,9 +257,9 @@ final class ColumnTable {
         }
     }
 
-    private func bytesEqual(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) -> Bool {
+    private func bytesEqual(_ bytes: UnsafeRawBufferPointer, at payload: UInt64) -> Bool {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return true }
-        return arena.withUnsafeBytes { memcmp($0.baseAddress! + Int(offset), base, bytes.count) == 0 }
+        return arena.withCellBytes(payload, count: bytes.count) { memcmp($0.baseAddress!, base, bytes.count) == 0 }
     }
 
     /// Removes the row in `slot`, which must hold one, and frees the slot.
@@ -316,7 +314,7 @@ final class ColumnTable {
     /// Removes every row and releases the table's memory.
     func removeAll() {
         columns = Array(repeating: Column(), count: columns.count)
-        arena = []
+        arena = PagedArena()
         slots.removeAll()
         liveFlags = []
         freeSlots = []
@@ -338,8 +336,14 @@ final class ColumnTable {
         }
         let rows = block.count
         let parts = block.parts()
+        // The block's arena becomes the first page, its offsets the payloads as they are.
+        guard let adopted = PagedArena(adopting: parts.arena) else {
+            let block = ColumnBlock(schema: schema, count: rows, columns: parts.columns, arena: parts.arena)
+            for row in 0..<rows { upsert(block.row(at: row), version: version) }
+            return
+        }
         columns = parts.columns
-        arena = parts.arena
+        arena = adopted
         slots = parts.keyIndex
         liveFlags = Array(repeating: true, count: rows)
         freeSlots = []
@@ -355,21 +359,18 @@ final class ColumnTable {
     func block(_ slots: some Collection<Int>) -> ColumnBlock {
         var columns = Array(repeating: Column(), count: self.columns.count)
         var arena: [UInt8] = []
-        self.arena.withUnsafeBufferPointer { source in
-            for attribute in columns.indices {
-                let from = self.columns[attribute]
-                columns[attribute].reserveCapacity(slots.count)
-                for slot in slots {
-                    var payload = from.payloads[slot]
-                    if from.tags[slot] >= CellTag.text {
-                        let start = Int(truncatingIfNeeded: payload)
-                        payload = UInt64(arena.count)
-                        arena.append(contentsOf: UnsafeBufferPointer(rebasing: source[start..<start + Int(from.lengths[slot])]))
-                    }
-                    columns[attribute].tags.append(from.tags[slot])
-                    columns[attribute].payloads.append(payload)
-                    columns[attribute].lengths.append(from.lengths[slot])
+        let source = self.arena
+        for attribute in columns.indices {
+            let from = self.columns[attribute]
+            columns[attribute].reserveCapacity(slots.count)
+            for slot in slots {
+                var payload = from.payloads[slot]
+                if from.tags[slot] >= CellTag.text {
+                    payload = source.withCellBytes(payload, count: Int(from.lengths[slot])) { arena.appendCell($0) }
                 }
+                columns[attribute].tags.append(from.tags[slot])
+                columns[attribute].payloads.append(payload)
+                columns[attribute].lengths.append(from.lengths[slot])
             }
         }
         return ColumnBlock(schema: schema, count: slots.count, columns: columns, arena: arena)
@@ -391,7 +392,7 @@ final class ColumnTable {
     /// Static, with the columns and the arena passed `inout`: one exclusive access to each for the
     /// whole row instead of one per cell.
     private static func write(_ row: [DatabaseValue], at slot: Int, into columns: inout [Column],
-                              arena: inout [UInt8]) -> Int {
+                              arena: inout PagedArena) -> Int {
         var freed = 0
         for attribute in columns.indices {
             let (tag, payload, length) = Column.cell(row[attribute], arena: &arena)
@@ -418,11 +419,8 @@ final class ColumnTable {
 
     /// Rewrites the arena with live bytes only, column by column.
     private func compact() {
-        var compacted: [UInt8] = []
-        compacted.reserveCapacity(arena.count - garbageByteCount)
-        arena.withUnsafeBufferPointer { old in
-            for attribute in columns.indices { columns[attribute].moveBytes(from: old, to: &compacted) }
-        }
+        var compacted = PagedArena()
+        for attribute in columns.indices { columns[attribute].moveBytes(from: arena, to: &compacted) }
         arena = compacted
         garbageByteCount = 0
     }

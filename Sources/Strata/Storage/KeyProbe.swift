@@ -104,20 +104,26 @@ extension Column {
         return KeyProbe(tag: tag, payload: 0, bytes: UnsafeRawBufferPointer(rebasing: arena[start..<start + Int(lengths[slot])]))
     }
 
+    /// Calls `body` with the key probe for the cell at `slot`, its bytes borrowed from `arena`.
+    func withProbe<R>(at slot: Int, arena: some CellBytes, _ body: (KeyProbe) -> R) -> R {
+        let tag = tags[slot], payload = payloads[slot]
+        guard tag >= CellTag.text else { return body(KeyProbe(tag: tag, payload: payload)) }
+        return arena.withCellBytes(payload, count: Int(lengths[slot])) { body(KeyProbe(tag: tag, payload: 0, bytes: $0)) }
+    }
+
     /// Whether the cell at `slot` holds `probe`'s value.
-    func holds(_ probe: KeyProbe, at slot: Int, arena: UnsafeRawBufferPointer) -> Bool {
+    func holds(_ probe: KeyProbe, at slot: Int, arena: some CellBytes) -> Bool {
         let tag = tags[slot]
         guard tag == probe.tag else { return false }
         guard tag >= CellTag.text else { return probe.matches(tag: tag, payload: payloads[slot], bytes: UnsafeRawBufferPointer(start: nil, count: 0)) }
-        let start = Int(truncatingIfNeeded: payloads[slot])
-        return probe.matches(tag: tag, payload: 0, bytes: UnsafeRawBufferPointer(rebasing: arena[start..<start + Int(lengths[slot])]))
+        return arena.withCellBytes(payloads[slot], count: Int(lengths[slot])) { probe.matches(tag: tag, payload: 0, bytes: $0) }
     }
 }
 
 extension KeyHash {
     /// The slot whose cell in `keys` (its text and blob bytes in `arena`) holds `probe`'s value,
     /// `hash` being the probe's hash: how a table or a block finds a key.
-    func find(_ probe: KeyProbe, hash: UInt32, in keys: Column, arena: [UInt8]) -> Int? {
-        arena.withUnsafeBytes { arena in find(hash) { keys.holds(probe, at: $0, arena: arena) } }
+    func find(_ probe: KeyProbe, hash: UInt32, in keys: Column, arena: some CellBytes) -> Int? {
+        find(hash) { keys.holds(probe, at: $0, arena: arena) }
     }
 }

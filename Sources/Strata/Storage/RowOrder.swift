@@ -8,19 +8,17 @@ import Foundation
 /// the table held when it was made.
 struct RowOrder {
     let columns: [Column]
-    let arena: [UInt8]
+    let arena: PagedArena
     let sort: [(position: Int, ascending: Bool)]
     let keyPosition: Int
 
     /// Whether the row in slot `a` comes before the row in slot `b`.
     func precedes(_ a: Int, _ b: Int) -> Bool {
-        arena.withUnsafeBytes { arena in
-            for (position, ascending) in sort {
-                let order = columns[position].compare(a, b, arena: arena)
-                if order != 0 { return ascending ? order < 0 : order > 0 }
-            }
-            return columns[keyPosition].compare(a, b, arena: arena) < 0
+        for (position, ascending) in sort {
+            let order = columns[position].compare(a, b, arena: arena)
+            if order != 0 { return ascending ? order < 0 : order > 0 }
         }
+        return columns[keyPosition].compare(a, b, arena: arena) < 0
     }
 
     /// The first index at or after `start` whose slot does not come before `slot`, in `slots`
@@ -48,7 +46,7 @@ extension Column {
     /// Compares the cells at slots `a` and `b` exactly as ``DatabaseValue/compare(_:_:)`` compares
     /// their values (SQLite's BINARY collation: NULL first, numbers by value across integers and
     /// reals, text and blobs byte by byte), their bytes read from `arena`.
-    func compare(_ a: Int, _ b: Int, arena: UnsafeRawBufferPointer) -> Int {
+    func compare(_ a: Int, _ b: Int, arena: some CellBytes) -> Int {
         let left = tags[a], right = tags[b]
         if left == CellTag.integer, right == CellTag.integer {
             let x = Int64(bitPattern: payloads[a]), y = Int64(bitPattern: payloads[b])
@@ -65,12 +63,11 @@ extension Column {
             return DatabaseValue.compareReal(Double(bitPattern: payloads[a]), withInteger: Int64(bitPattern: payloads[b]))
         }
         if left == right, left >= CellTag.text {
-            let x = Int(truncatingIfNeeded: payloads[a]), y = Int(truncatingIfNeeded: payloads[b])
             let xCount = Int(lengths[a]), yCount = Int(lengths[b]), common = min(xCount, yCount)
-            if common > 0, let base = arena.baseAddress {
-                let order = memcmp(base + x, base + y, common)
-                if order != 0 { return order < 0 ? -1 : 1 }
+            let order = common == 0 ? 0 : arena.withCellBytes(payloads[a], count: common) { x in
+                arena.withCellBytes(payloads[b], count: common) { y in memcmp(x.baseAddress!, y.baseAddress!, common) }
             }
+            if order != 0 { return order < 0 ? -1 : 1 }
             return xCount == yCount ? 0 : (xCount < yCount ? -1 : 1)
         }
         return Self.rank(left) - Self.rank(right)

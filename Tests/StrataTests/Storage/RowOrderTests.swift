@@ -18,17 +18,20 @@ import Testing
         .blob(Data("a".utf8)),
     ]
 
-    @Test func cellsCompareAsTheirValuesDo() {
+    /// In a block's contiguous arena and in a table's pages alike.
+    @Test(arguments: [false, true])
+    func cellsCompareAsTheirValuesDo(paged: Bool) {
         var column = Column()
-        var arena: [UInt8] = []
-        for value in Self.values { column.append(value, arena: &arena) }
-        arena.withUnsafeBytes { arena in
-            for a in Self.values.indices {
-                for b in Self.values.indices {
-                    let expected = DatabaseValue.compare(Self.values[a], Self.values[b]).signum()
-                    let cells = column.compare(a, b, arena: arena).signum()
-                    #expect(cells == expected, "\(Self.values[a]) against \(Self.values[b])")
-                }
+        var contiguous: [UInt8] = []
+        var pages = PagedArena()
+        for value in Self.values {
+            if paged { column.append(value, arena: &pages) } else { column.append(value, arena: &contiguous) }
+        }
+        for a in Self.values.indices {
+            for b in Self.values.indices {
+                let expected = DatabaseValue.compare(Self.values[a], Self.values[b]).signum()
+                let cells = (paged ? column.compare(a, b, arena: pages) : column.compare(a, b, arena: contiguous)).signum()
+                #expect(cells == expected, "\(Self.values[a]) against \(Self.values[b])")
             }
         }
     }
