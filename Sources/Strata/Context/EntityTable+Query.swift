@@ -95,10 +95,7 @@ extension EntityTable {
     /// the saved copies in. Reads only `table`, so it runs on a copy off the main actor.
     static func slots(of table: ColumnTable, in order: [SortKey]) throws -> [Int] {
         let resolved = try ResolvedQuery(schema: table.schema, filter: .all, sortKeys: order)
-        var matches = Matches(ordering: resolved, keyPosition: table.schema.primaryKeyIndex)
-        matches.slots = table.liveSlots
-        for slot in matches.slots { matches.appendSortValues(of: table.rowView(at: slot)) }
-        return Self.order(matches, resolved) { table.key(at: matches.slots[$0]) }.map { matches.slots[$0] }
+        return table.order(by: resolved.sort).sorted(table.liveSlots)
     }
 
     /// The key of match `index`.
@@ -110,13 +107,7 @@ extension EntityTable {
     /// ascending) — only the first `needed` when given: a bounded insertion then keeps the
     /// smallest ones, O(n log k) instead of sorting all n.
     func order(_ matches: Matches, _ resolved: ResolvedQuery, first needed: Int? = nil) -> [Int] {
-        Self.order(matches, resolved, first: needed) { key(of: $0, in: matches) }
-    }
-
-    /// ``order(_:_:first:)`` with the key of match `index` given by `key`.
-    static func order(_ matches: Matches, _ resolved: ResolvedQuery, first needed: Int? = nil,
-                      key: (Int) -> DatabaseValue) -> [Int] {
-        if let ranks = matches.ranks { return orderByRank(matches.slots, ranks, first: needed) }
+        if let ranks = matches.ranks { return Self.orderByRank(matches.slots, ranks, first: needed) }
         let ascending = resolved.sort.map(\.ascending) + (matches.keyIsSorted ? [true] : [])
         let width = matches.width
         return matches.sortValues.withUnsafeBufferPointer { values in
@@ -125,7 +116,7 @@ extension EntityTable {
                     let order = DatabaseValue.compare(values[lhs * width + column], values[rhs * width + column])
                     if order != 0 { return ascending[column] ? order < 0 : order > 0 }
                 }
-                return !matches.keyIsSorted && DatabaseValue.compare(key(lhs), key(rhs)) < 0
+                return !matches.keyIsSorted && DatabaseValue.compare(key(of: lhs, in: matches), key(of: rhs, in: matches)) < 0
             }
             guard let needed, needed < matches.count / 2 else { return (0..<matches.count).sorted(by: precedes) }
             var first: [Int] = []

@@ -5,7 +5,7 @@
 ///
 /// Changes are not placed one by one: a changed slot is only marked (``touch(_:)``), and the
 /// marks are placed together when the index is next read (``settle(in:)``) — one pass over the
-/// index, plus a binary search per changed slot, whatever the number of changes. A merge prepared
+/// index, plus a galloping search per changed slot, whatever the number of changes. A merge prepared
 /// off the main actor settles its copy before the main actor adopts it.
 struct SortedIndex: Sendable {
     /// The order (attribute positions and directions, then the key), as a query orders.
@@ -37,12 +37,8 @@ struct SortedIndex: Sendable {
     /// in this order is sorted in one pass.
     static func built(over block: ColumnBlock, schema: EntitySchema) throws -> SortedIndex? {
         guard var index = try SortedIndex(schema: schema) else { return nil }
-        // Ordered as a query is (each row's sort values read once); the sort finds runs, so rows
-        // already in order cost one comparison each.
-        var matches = EntityTable.Matches(ordering: index.ordering, keyPosition: schema.primaryKeyIndex)
-        matches.slots = Array(0..<block.count)
-        for row in 0..<block.count { matches.appendSortValues(of: block.rowView(at: row)) }
-        index.slots = EntityTable.order(matches, index.ordering) { block.key(at: $0) }
+        // The sort finds runs, so rows already in order cost one comparison each.
+        index.slots = block.order(by: index.order).sorted(Array(0..<block.count))
         index.rank()
         return index
     }

@@ -43,6 +43,11 @@ struct ColumnBlock: Sendable {
     /// The value of `attribute` in row `row`.
     func value(at row: Int, _ attribute: Int) -> DatabaseValue { columns[attribute].value(at: row, arena: arena) }
 
+    /// Compares this block's rows in `sort` (then by key), cell by cell in place (``RowOrder``).
+    func order(by sort: [(position: Int, ascending: Bool)]) -> RowOrder<[UInt8]> {
+        RowOrder(columns: columns, arena: arena, sort: sort, keyPosition: schema.primaryKeyIndex)
+    }
+
     /// The primary key of row `row`.
     func key(at row: Int) -> DatabaseValue { value(at: row, schema.primaryKeyIndex) }
 

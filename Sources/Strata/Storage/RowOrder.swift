@@ -1,16 +1,20 @@
 import Foundation
 
-/// Compares the rows of one ``ColumnTable`` in an order — sort attributes with their directions,
-/// then the primary key ascending, as SQL's `ORDER BY` breaks ties — reading the cells in place:
-/// no ``DatabaseValue`` is built, so a text key costs a `memcmp`, not two `String`s.
+/// Compares the rows of one ``ColumnTable`` or ``ColumnBlock`` in an order — sort attributes with
+/// their directions, then the primary key ascending, as SQL's `ORDER BY` breaks ties — reading
+/// the cells in place: no ``DatabaseValue`` is built, so a text key costs a `memcmp`, not two
+/// `String`s.
 ///
-/// A snapshot of the table's storage (its arrays are copy-on-write values): valid for the rows
-/// the table held when it was made.
-struct RowOrder {
+/// A snapshot of the rows' storage (its arrays are copy-on-write values): valid for the rows
+/// held when it was made.
+struct RowOrder<Arena: CellBytes> {
     let columns: [Column]
-    let arena: PagedArena
+    let arena: Arena
     let sort: [(position: Int, ascending: Bool)]
     let keyPosition: Int
+
+    /// The rows `rows` (slots, or a block's row numbers) in this order.
+    func sorted(_ rows: [Int]) -> [Int] { rows.sorted(by: precedes) }
 
     /// Whether the row in slot `a` comes before the row in slot `b`.
     func precedes(_ a: Int, _ b: Int) -> Bool {
