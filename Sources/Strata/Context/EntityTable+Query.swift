@@ -18,6 +18,10 @@ extension EntityTable {
         /// (``SortedIndex/ranks``, settled) instead of by ``sortValues``, which are then not read:
         /// the query is in that order and no unsaved edit matches.
         var ranks: [Int32]?
+        /// Set when the saved matches are ordered by comparing their cells in place
+        /// (``RowOrder``) instead of by ``sortValues``, which are then not read: no unsaved edit
+        /// matches, and the snapshot order's ranks do not apply.
+        var ordersInPlace = false
         var count: Int { slots.count + edited.count }
         private var sortPositions: [Int] = []
 
@@ -40,7 +44,8 @@ extension EntityTable {
     /// (``orderedMatches(_:_:)``). With `ranking`, a query in that order whose candidates
     /// include no unsaved edit orders its matches by their places in the index (``Matches/ranks``:
     /// integers, no sort value read) — for callers that only order the matches, not for those
-    /// that keep their sort values.
+    /// that keep their sort values; otherwise, when no unsaved edit is among the candidates, it
+    /// orders them by their cells in place (``Matches/ordersInPlace``).
     func matches(_ resolved: ResolvedQuery, ranking: Bool = false) throws -> Matches {
         let inOrder = ordered?.orders(resolved.sort) == true
         let walks = resolved.limit != nil && inOrder
@@ -48,11 +53,14 @@ extension EntityTable {
         if candidates.isScan, walks, let matches = orderedMatches(resolved, candidates) { return matches }
         if candidates.isScan, walks { candidates = try self.candidates(resolved.filter) }
         var matches = Matches(ordering: resolved, keyPosition: schema.primaryKeyIndex)
-        if ranking, inOrder, candidates.edited.isEmpty {
-            settleOrder()
-            matches.ranks = ordered?.ranks
+        if ranking, candidates.edited.isEmpty {
+            if inOrder {
+                settleOrder()
+                matches.ranks = ordered?.ranks
+            }
+            matches.ordersInPlace = matches.ranks == nil
         }
-        let readsSortValues = matches.ranks == nil
+        let readsSortValues = matches.ranks == nil && !matches.ordersInPlace
         for slot in candidates.slots {
             let view = saved.rowView(at: slot)
             guard candidates.slotsMatch || resolved.filter.matches(view) else { continue }
@@ -108,6 +116,10 @@ extension EntityTable {
     /// smallest ones, O(n log k) instead of sorting all n.
     func order(_ matches: Matches, _ resolved: ResolvedQuery, first needed: Int? = nil) -> [Int] {
         if let ranks = matches.ranks { return Self.orderByRank(matches.slots, ranks, first: needed) }
+        if matches.ordersInPlace {
+            let rows = saved.order(by: resolved.sort), slots = matches.slots
+            return Self.indexes(matches.count, first: needed) { rows.precedes(slots[$0], slots[$1]) }
+        }
         let ascending = resolved.sort.map(\.ascending) + (matches.keyIsSorted ? [true] : [])
         let width = matches.width
         return matches.sortValues.withUnsafeBufferPointer { values in
@@ -118,23 +130,29 @@ extension EntityTable {
                 }
                 return !matches.keyIsSorted && DatabaseValue.compare(key(of: lhs, in: matches), key(of: rhs, in: matches)) < 0
             }
-            guard let needed, needed < matches.count / 2 else { return (0..<matches.count).sorted(by: precedes) }
-            var first: [Int] = []
-            first.reserveCapacity(needed + 1)
-            for index in 0..<matches.count where needed > 0 {
-                if first.count == needed {
-                    guard precedes(index, first[needed - 1]) else { continue }
-                    first.removeLast()
-                }
-                var low = 0, high = first.count
-                while low < high {
-                    let middle = (low + high) / 2
-                    if precedes(first[middle], index) { low = middle + 1 } else { high = middle }
-                }
-                first.insert(index, at: low)
-            }
-            return first
+            return Self.indexes(matches.count, first: needed, by: precedes)
         }
+    }
+
+    /// The indexes `0..<count` ordered by `precedes` — only the first `needed` when given and
+    /// fewer than half: a bounded insertion then keeps the smallest ones.
+    private static func indexes(_ count: Int, first needed: Int?, by precedes: (Int, Int) -> Bool) -> [Int] {
+        guard let needed, needed < count / 2 else { return (0..<count).sorted(by: precedes) }
+        var first: [Int] = []
+        first.reserveCapacity(needed + 1)
+        for index in 0..<count where needed > 0 {
+            if first.count == needed {
+                guard precedes(index, first[needed - 1]) else { continue }
+                first.removeLast()
+            }
+            var low = 0, high = first.count
+            while low < high {
+                let middle = (low + high) / 2
+                if precedes(first[middle], index) { low = middle + 1 } else { high = middle }
+            }
+            first.insert(index, at: low)
+        }
+        return first
     }
 
     /// The indexes of `slots` ordered by their ranks (each slot's place in the snapshot order),

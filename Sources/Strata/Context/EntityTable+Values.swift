@@ -1,7 +1,8 @@
 import Foundation
 
 /// Where an ``EntityTable`` meets the app's values: rows are encoded once, when an edit is made
-/// or a change set sealed, and values are built (`init(row:)`) only when a caller reads them.
+/// or a change set sealed, and values are built (`init(row:)`) only when a caller reads them,
+/// and kept while their saved copies are unchanged (the table's ``ValueCache``).
 extension EntityTable {
     /// The row of `object`, by its row codec.
     func encode(_ object: any Entity) throws -> [DatabaseValue] {
@@ -31,7 +32,17 @@ extension EntityTable {
         }
         guard let slot = saved.slot(of: key) else { return nil }
         markRead(slot)
-        return try cellDecoder.decode(E.self, from: saved.rowView(at: slot))
+        return try savedValue(E.self, at: slot)
+    }
+
+    /// The value of the saved copy in `slot`: the one kept built from it, or built now and kept.
+    private func savedValue<E: Entity>(_ type: E.Type, at slot: Int) throws -> E {
+        // Every value this table keeps is a `KeptValue<E>` of its entity type, made here.
+        precondition(entityType == E.self, "\(E.self) read from the table of \(entityType)")
+        if let kept = saved.cachedValue(at: slot) { return unsafeDowncast(kept, to: KeptValue<E>.self).value }
+        let value = try cellDecoder.decode(E.self, from: saved.rowView(at: slot))
+        saved.cacheValue(KeptValue(value), at: slot)
+        return value
     }
 
     /// What the context shows for each key it shows, in order.
@@ -53,7 +64,7 @@ extension EntityTable {
             if index < matches.slots.count {
                 let slot = matches.slots[index]
                 markRead(slot)
-                values.append(try cellDecoder.decode(E.self, from: saved.rowView(at: slot)))
+                values.append(try savedValue(E.self, at: slot))
             } else if let value = try visible(E.self, matches.edited[index - matches.slots.count]) {
                 values.append(value)
             }

@@ -67,10 +67,12 @@ final class EntityTable {
     private(set) lazy var rowDecoder = RowDecoder<[DatabaseValue]>(schema: schema)
     private(set) lazy var cellDecoder = RowDecoder<ColumnTable.RowView>(schema: schema)
 
-    init(type: any Entity.Type, schema: EntitySchema) {
+    /// A table for `type`'s objects that keeps at most `valueCacheLimit` values built from saved
+    /// copies (see ``ValueCache``).
+    init(type: any Entity.Type, schema: EntitySchema, valueCacheLimit: Int) {
         self.entityType = type
         self.schema = schema
-        self.saved = ColumnTable(schema: schema)
+        self.saved = ColumnTable(schema: schema, valueCacheLimit: valueCacheLimit)
     }
 
     /// A copy of `other` that shares its storage until either is written (see
@@ -121,7 +123,10 @@ final class EntityTable {
     /// the merge left as it was is marked read; one it replaced keeps the version read as the
     /// base of a later edit, and the row read (``staleReads``), as ``store(_:version:)`` would
     /// have kept it.
+    /// The values `old` kept built come along (a value whose copy the merge replaced is never
+    /// handed out: ``ColumnTable/takeCachedValues(from:)``).
     func replayReads(of old: EntityTable) {
+        saved.takeCachedValues(from: old.saved)
         clock = max(clock, old.clock)
         for mark in old.readLog ?? [] {
             guard let slot = saved.slot(of: mark.key) else { continue }

@@ -84,7 +84,7 @@ public final class MainContext {
             (placeholder.withLock { $0.object } as? MainContext)?.enqueue(event)
         }
         graph = ObjectGraph(registry: store.registry, identity: identity, policy: .localWins, registersNew: true,
-                            keepsIndexes: true, startingAt: sequence)
+                            keepsIndexes: true, valueCacheLimit: store.configuration.valueCacheLimit, startingAt: sequence)
         observerID = id
         placeholder.withLock { $0.object = self }
     }

@@ -21,6 +21,8 @@ final class ObjectGraph {
     let registersNew: Bool
     /// Whether tables keep rows and in-memory indexes (the main context, which serves queries).
     let keepsIndexes: Bool
+    /// How many values built from saved copies each table keeps (``StoreConfiguration/valueCacheLimit``).
+    let valueCacheLimit: Int
     private(set) var tables: [String: EntityTable] = [:]
     /// The last store sequence merged.
     private(set) var mergedSequence: UInt64
@@ -31,8 +33,9 @@ final class ObjectGraph {
     private var fetchesInFlight = 0
 
     init(registry: SchemaRegistry, identity: ContextIdentity, policy: MergePolicy, registersNew: Bool,
-         keepsIndexes: Bool, startingAt sequence: UInt64) {
+         keepsIndexes: Bool, valueCacheLimit: Int, startingAt sequence: UInt64) {
         self.registry = registry
+        self.valueCacheLimit = valueCacheLimit
         self.identity = identity
         self.policy = policy
         self.registersNew = registersNew
@@ -57,7 +60,7 @@ final class ObjectGraph {
             }
             return table
         }
-        let table = EntityTable(type: type, schema: try registry.schema(named: name))
+        let table = EntityTable(type: type, schema: try registry.schema(named: name), valueCacheLimit: valueCacheLimit)
         if keepsIndexes { try table.enableIndexes() }
         table.remembersDeletions = fetchesInFlight > 0
         if logsReads { table.readLog = [] }
@@ -113,7 +116,7 @@ final class ObjectGraph {
     /// ``adopt(_:)`` to replay.
     func preparationCopy() -> ObjectGraph {
         let copy = ObjectGraph(registry: registry, identity: identity, policy: policy, registersNew: registersNew,
-                               keepsIndexes: keepsIndexes, startingAt: mergedSequence)
+                               keepsIndexes: keepsIndexes, valueCacheLimit: valueCacheLimit, startingAt: mergedSequence)
         copy.appliedSequence = appliedSequence
         // New tables the copy creates remember deletions too (see `table(of:)`).
         copy.fetchesInFlight = 1

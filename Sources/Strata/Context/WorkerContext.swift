@@ -37,7 +37,8 @@ public actor WorkerContext {
         }
         observerID = id
         graph = ObjectGraph(registry: store.registry, identity: ContextIdentity(id: UUID(), name: name), policy: policy,
-                            registersNew: false, keepsIndexes: false, startingAt: sequence)
+                            registersNew: false, keepsIndexes: false,
+                            valueCacheLimit: store.configuration.valueCacheLimit, startingAt: sequence)
     }
 
     deinit { store.removeAcceptObserver(observerID) }

@@ -58,11 +58,15 @@ final class ColumnTable {
     private var versions: [UInt64] = []
     private var readVersions: [UInt64] = []
     private var lastUses: [UInt64] = []
+    /// Values built from rows, kept while their rows are unchanged (``ValueCache``).
+    private var values: ValueCache
 
-    /// An empty table for `schema`'s rows.
-    init(schema: EntitySchema) {
+    /// An empty table for `schema`'s rows, keeping at most `valueCacheLimit` values built from
+    /// them (``cacheValue(_:at:)``).
+    init(schema: EntitySchema, valueCacheLimit: Int = 0) {
         self.schema = schema
         self.columns = Array(repeating: Column(), count: schema.attributes.count)
+        self.values = ValueCache(limit: valueCacheLimit)
     }
 
     /// The arena's size in bytes: live and garbage.
@@ -128,6 +132,33 @@ final class ColumnTable {
 
     /// The row in `slot` as a ``RowSource`` that reads each cell only when asked.
     func rowView(at slot: Int) -> RowView { RowView(table: self, slot: slot) }
+
+    // MARK: Values built from rows
+
+    /// The value built from the row in `slot` (a live slot) and kept (in a ``KeptValue`` of the
+    /// entity's type), if the row has not changed since.
+    func cachedValue(at slot: Int) -> AnyObject? {
+        values.value(at: slot, version: versions[slot])
+    }
+
+    /// Keeps `value` (a ``KeptValue`` of the entity's type), just built from the row in `slot`
+    /// (a live slot), until the row changes or the cache drops it (the least recently used go
+    /// first).
+    func cacheValue(_ value: AnyObject, at slot: Int) {
+        values.keep(value, at: slot, version: versions[slot], lastUses: lastUses)
+    }
+
+    /// How many built values the table keeps.
+    var cachedValueCount: Int { values.count }
+
+    /// Takes the values `other` kept, when this table is a ``copy()`` of `other` that replaces
+    /// it: a value whose row this table has written since is never handed out, because every
+    /// write moves the row's version (``cachedValue(at:)`` compares them), and a slot freed and
+    /// reused holds a newer version too.
+    func takeCachedValues(from other: ColumnTable) {
+        values = other.values
+        other.values.removeAll()
+    }
 
     // MARK: Bookkeeping
 
@@ -195,6 +226,7 @@ final class ColumnTable {
         precondition(row.count == columns.count,
                      "a row of \(schema.name) has \(columns.count) values, not \(row.count)")
         versions[slot] = version
+        values.forget(slot)
         garbageByteCount += Self.write(row, at: slot, into: &columns, arena: &arena)
         assert(self.slot(of: row[schema.primaryKeyIndex]) == slot, "a row of \(schema.name) written into another key's slot")
         compactIfNeeded()
@@ -235,6 +267,7 @@ final class ColumnTable {
     func setValue(_ value: DatabaseValue, at slot: Int, _ attribute: Int) {
         precondition(attribute != schema.primaryKeyIndex, "a row's key is not patched in place")
         let (tag, payload, length) = Column.cell(value, arena: &arena)
+        values.forget(slot)
         garbageByteCount += columns[attribute].replace(at: slot, tag: tag, payload: payload, length: length)
         compactIfNeeded()
     }
@@ -286,6 +319,7 @@ final class ColumnTable {
     /// Empties `slot`, whose key has left the hash, and puts it on the free list.
     private func free(_ slot: Int) {
         garbageByteCount += Self.clear(at: slot, in: &columns)
+        values.forget(slot)
         liveFlags[slot] = false
         freeSlots.append(slot)
         count -= 1
@@ -295,9 +329,10 @@ final class ColumnTable {
     /// A table holding the same rows and bookkeeping that shares their storage until either
     /// table is written: every part is a copy-on-write value, so the copy costs a few retains and
     /// each part is copied by whichever table writes it first. What a merge prepared off the
-    /// main actor writes to while the main context keeps reading this one.
+    /// main actor writes to while the main context keeps reading this one. The copy starts
+    /// without built values (``takeCachedValues(from:)`` hands them over when it replaces this one).
     func copy() -> ColumnTable {
-        let copy = ColumnTable(schema: schema)
+        let copy = ColumnTable(schema: schema, valueCacheLimit: values.limit)
         copy.count = count
         copy.garbageByteCount = garbageByteCount
         copy.columns = columns
@@ -321,6 +356,7 @@ final class ColumnTable {
         versions = []
         readVersions = []
         lastUses = []
+        values.removeAll()
         count = 0
         garbageByteCount = 0
     }
@@ -342,6 +378,7 @@ final class ColumnTable {
             for row in 0..<rows { upsert(block.row(at: row), version: version) }
             return
         }
+        values.removeAll()
         columns = parts.columns
         arena = adopted
         slots = parts.keyIndex
