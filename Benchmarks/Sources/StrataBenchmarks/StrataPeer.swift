@@ -66,7 +66,9 @@ enum StrataPeer {
     }
 
     /// P2: the time a worker's `save()` of `batch` takes to return (inserting is not timed).
-    static func timeWorkerSave(_ batch: [Article], into store: Store) async throws -> Duration {
+    /// P2: how long the worker's `save()` of `batch` takes, and its next call after it (a read of
+    /// one object), which applies what the save handed over to the worker's own copies.
+    static func timeWorkerSave(_ batch: [Article], into store: Store) async throws -> (save: Duration, nextCall: Duration) {
         let worker = store.makeWorkerContext(name: "save")
         return try await worker.perform { worker in
             for article in batch { try worker.insert(article) }
@@ -78,7 +80,9 @@ enum StrataPeer {
             try worker.save()
             let duration = ContinuousClock.now - start
             region.end()
-            return duration
+            let read = ContinuousClock.now
+            guard worker.object(Article.self, id: batch[0].id) != nil else { throw BenchmarkError("P2: the worker lost what it saved") }
+            return (duration, ContinuousClock.now - read)
         }
     }
 

@@ -97,7 +97,8 @@ final class EntityTable {
     var editCount: Int { edits.count }
     var registeredCount: Int { saved.count }
     var conflictingIDs: [DatabaseValue] {
-        edits.values.contains(where: \.isConflicted) ? edits.filter(\.value.isConflicted).map(\.key) : []
+        // A closure, not a key path: applying `\.isConflicted` copied every edit (a save asks first).
+        edits.values.contains(where: { $0.isConflicted }) ? edits.filter { $0.value.isConflicted }.map(\.key) : []
     }
     /// The saved copies' primary keys.
     var heldKeys: [DatabaseValue] { saved.liveSlots.map(saved.key(at:)) }
@@ -395,7 +396,12 @@ final class EntityTable {
     /// object, added in bulk (``ColumnTable/addFreeSlots(_:)``). An insert whose key got a saved
     /// copy meanwhile leaves its slot free for the next new key.
     func reserveForSave() {
-        saved.addFreeSlots(edits.values.reduce(0) { $0 + ($1.kind == .insert ? 1 : 0) })
+        reserve(forNew: edits.values.reduce(0) { $0 + ($1.kind == .insert ? 1 : 0) })
+    }
+
+    /// Makes room in the saved copies for `count` new objects, in bulk.
+    func reserve(forNew count: Int) {
+        saved.addFreeSlots(count)
     }
 
     private func remove(_ key: DatabaseValue, sequence: UInt64) {
@@ -484,13 +490,15 @@ final class EntityTable {
         edits[key] = edit.kind == .insert && edit.row == nil ? nil : edit
     }
 
-    /// Applies one operation of this context's own save to its saved copies, without what a merge
-    /// does for observers (no conflict check: the edits are the save; no diff, no change
-    /// description): how a worker, which nobody observes, keeps what it saved.
-    func applyOwnSave(_ operation: ChangeSet.Operation, sequence: UInt64) throws {
+    /// Applies one operation of this context's own save — sealed: every object's row encoded —
+    /// to its saved copies, without what a merge does for observers (no conflict check: the
+    /// edits are the save; no diff, no change description): how a worker, which nobody
+    /// observes, keeps what it saved.
+    func applyOwnSave(_ operation: ChangeSet.Operation, sequence: UInt64) {
         switch operation {
-        case .save(let object, _, let row, _):
-            store(try row ?? encode(object), version: sequence)
+        case .save(_, _, let row, _):
+            guard let row else { preconditionFailure("a save of \(schema.name) applied before its change set was sealed") }
+            store(row, version: sequence)
         case .delete(_, let key):
             remove(key, sequence: sequence)
         case .bulkUpdate, .bulkDelete:
@@ -505,7 +513,7 @@ final class EntityTable {
         // a plain array of orders: reading an edit in the comparison, or moving edits through
         // the sort, would retain and copy their values and rows.
         let listed = Array(edits)
-        let orders = listed.map(\.value.order)
+        let orders = listed.map { $0.value.order }
         for index in listed.indices.sorted(by: { orders[$0] < orders[$1] }) {
             let (key, edit) = listed[index]
             switch edit.kind {

@@ -23,7 +23,20 @@ final class ObjectGraph {
     let keepsIndexes: Bool
     /// How many values built from saved copies each table keeps (``StoreConfiguration/valueCacheLimit``).
     let valueCacheLimit: Int
-    private(set) var tables: [String: EntityTable] = [:]
+    /// The tables, by entity name. Reading them first applies the saves of this context not yet
+    /// applied (``unappliedSaves``): nothing sees the tables without them.
+    var tables: [String: EntityTable] {
+        if !unappliedSaves.isEmpty { applyOwnSaves() }
+        return storedTables
+    }
+    private var storedTables: [String: EntityTable] = [:]
+    /// A worker's own saves, accepted by the store and sealed, not yet applied to its saved
+    /// copies: applied, in order, when the tables are next read — by the worker's next call, or a
+    /// merge of a later change set — or never, when the worker is dropped first (an import's
+    /// worker saves and goes). So `save()` does no per-object work on the worker's copies.
+    private var unappliedSaves: [(sequence: UInt64, changes: ChangeSet)] = []
+    /// How many saves wait to be applied (for tests of the deferral).
+    var unappliedSaveCount: Int { unappliedSaves.count }
     /// The last store sequence merged.
     private(set) var mergedSequence: UInt64
     /// The newest store sequence reflected by the saved copies: merges and this context's own saves.
@@ -64,7 +77,7 @@ final class ObjectGraph {
         if keepsIndexes { try table.enableIndexes() }
         table.remembersDeletions = fetchesInFlight > 0
         if logsReads { table.readLog = [] }
-        tables[name] = table
+        storedTables[name] = table
         return table
     }
 
@@ -120,7 +133,7 @@ final class ObjectGraph {
         copy.appliedSequence = appliedSequence
         // New tables the copy creates remember deletions too (see `table(of:)`).
         copy.fetchesInFlight = 1
-        copy.tables = tables.mapValues(EntityTable.init(copying:))
+        copy.storedTables = tables.mapValues(EntityTable.init(copying:))
         logReads(true)
         return copy
     }
@@ -142,7 +155,7 @@ final class ObjectGraph {
         for (name, table) in prepared.tables {
             if let old = tables[name] { table.replayReads(of: old) }
             table.remembersDeletions = fetchesInFlight > 0
-            if let old = tables.updateValue(table, forKey: name) { replaced.append(old) }
+            if let old = storedTables.updateValue(table, forKey: name) { replaced.append(old) }
         }
         logReads(false)
         mergedSequence = max(mergedSequence, prepared.mergedSequence)
@@ -237,26 +250,46 @@ final class ObjectGraph {
         }
         appliedSequence = max(appliedSequence, submission.sequence)
         var result = ContextChange(origin: .context(identity.name), sequence: submission.sequence)
-        // Room for what the save adds, made once per table rather than by repeated doubling.
-        for table in tables.values where table.hasEdits { table.reserveForSave() }
-        // The table looked up once per run of operations on one entity (a save lists thousands in a row).
-        var current: (name: String, table: EntityTable?)?
-        for operation in sealed.operations {
-            let name = operation.entityName
-            if current?.name != name { current = (name, tables[name]) }
-            guard let table = current?.table else { continue }
-            if keepsIndexes {
-                // The main context: its observers and live queries get the save as a change.
+        if keepsIndexes {
+            // The main context: its observers and live queries get the save as a change.
+            // Room for what the save adds, made once per table rather than by repeated doubling.
+            for table in tables.values where table.hasEdits { table.reserveForSave() }
+            // The table looked up once per run of operations on one entity (a save lists thousands in a row).
+            var current: (name: String, table: EntityTable?)?
+            for operation in sealed.operations {
+                let name = operation.entityName
+                if current?.name != name { current = (name, tables[name]) }
+                guard let table = current?.table else { continue }
                 try table.merge(operation, sequence: submission.sequence, isOwn: true, registersNew: true, policy: policy,
                                 into: &result.entities[name, default: .init()])
-            } else {
-                // A worker: nobody observes it, so its copies just take what it saved.
-                try table.applyOwnSave(operation, sequence: submission.sequence)
             }
+        } else {
+            // A worker: nobody observes it, so its copies take what it saved when next read.
+            unappliedSaves.append((submission.sequence, sealed))
         }
-        for table in tables.values { table.clearEdits() }
+        for table in storedTables.values { table.clearEdits() }
         result.entities = result.entities.filter { !$0.value.isEmpty }
         return (submission, result)
+    }
+
+    /// Applies the worker's own saves not yet applied (``unappliedSaves``) to its saved copies,
+    /// in the order it made them.
+    private func applyOwnSaves() {
+        let saves = unappliedSaves
+        unappliedSaves = []
+        for (sequence, changes) in saves {
+            // Room for the new objects, made once per table rather than by repeated doubling.
+            var inserts: [String: Int] = [:]
+            for case .save(_, .upsert, _, let name) in changes.operations { inserts[name, default: 0] += 1 }
+            for (name, count) in inserts { storedTables[name]?.reserve(forNew: count) }
+            // The table looked up once per run of operations on one entity (a save lists thousands in a row).
+            var current: (name: String, table: EntityTable?)?
+            for operation in changes.operations {
+                let name = operation.entityName
+                if current?.name != name { current = (name, storedTables[name]) }
+                current?.table?.applyOwnSave(operation, sequence: sequence)
+            }
+        }
     }
 
     /// Drops the saved copies a change set touched (it failed at commit, so they may be wrong).

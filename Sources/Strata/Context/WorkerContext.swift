@@ -25,6 +25,8 @@ public actor WorkerContext {
     /// The store this worker belongs to.
     public nonisolated let store: Store
     private let graph: ObjectGraph
+    /// How many of the worker's saves wait to be applied to its copies (for tests).
+    var unappliedSaveCount: Int { graph.unappliedSaveCount }
     private let mailbox = Locked<[StoreEvent]>([])
     private nonisolated let observerID: UUID
 

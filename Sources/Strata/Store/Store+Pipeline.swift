@@ -113,19 +113,18 @@ extension Store {
     }
 
     private func validate(_ changes: ChangeSet) throws {
-        // Every operation names a registered entity; its schema is looked up once per run of
-        // operations on one entity (a save lists thousands in a row).
-        var current: EntitySchema?
+        // Every operation names a registered entity, looked up once per run of operations on
+        // one entity (a save lists thousands in a row); no schema is copied for a save.
+        var checked: String?
         for index in changes.operations.indices {
-            let schema: EntitySchema
-            if let current, current.name == changes.operations[index].entityName {
-                schema = current
-            } else {
-                schema = try registry.schema(named: changes.operations[index].entityName)
-                current = schema
+            let name = changes.operations[index].entityName
+            if name != checked {
+                _ = try registry.schema(named: name)
+                checked = name
             }
             // Saves need nothing more; only bulk operations are copied out to be checked.
             if case .save = changes.operations[index] { continue }
+            let schema = try registry.schema(named: name)
             switch changes.operations[index] {
             case .bulkUpdate(_, let target, let assignments):
                 for assignment in assignments {
