@@ -41,6 +41,11 @@ public struct ContextChange: Sendable {
             if updated.isEmpty || updated[id] == nil { inserted.insert(id) }
         }
 
+        /// Makes room for `count` more inserted keys.
+        mutating func reserveInserts(_ count: Int) {
+            inserted.reserveCapacity(inserted.count + count)
+        }
+
         mutating func update(_ id: DatabaseValue, keys: Set<String>) {
             if keys.isEmpty || inserted.contains(id) { return }
             // A first update keeps the caller's set (a bulk update passes one set for all its objects).

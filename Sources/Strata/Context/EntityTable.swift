@@ -404,6 +404,13 @@ final class EntityTable {
         saved.addFreeSlots(count)
     }
 
+    /// Makes room for merging `count` operations that may each add an object: in the saved
+    /// copies' storage (no slot yet: updates add none) and in the change's inserted keys.
+    func reserve(forMerging count: Int, into changes: inout ContextChange.EntityChanges) {
+        saved.reserveCapacity(forAdditional: count)
+        changes.reserveInserts(count)
+    }
+
     private func remove(_ key: DatabaseValue, sequence: UInt64) {
         mutationCount &+= 1
         if let slot = saved.slot(of: key) { removeSlot(slot) }

@@ -173,16 +173,28 @@ final class ObjectGraph {
         appliedSequence = max(appliedSequence, sequence)
         if changes.author == identity { return nil }
         var result = ContextChange(origin: Self.origin(of: changes), sequence: sequence)
-        for operation in changes.operations {
-            let table: EntityTable?
-            if case .save(let object, _, _, let name) = operation, registersNew {
-                table = try self.table(of: type(of: object), named: name)
-            } else {
-                table = tables[operation.entityName]
+        let operations = changes.operations
+        var start = operations.startIndex
+        // Run by run of operations on one entity (a change set lists thousands in a row): the
+        // table and the entity's changes looked up once per run, room made once for what it adds.
+        while start < operations.endIndex {
+            let name = operations[start].entityName
+            var end = start + 1
+            while end < operations.endIndex, operations[end].entityName == name { end += 1 }
+            defer { start = end }
+            // A table is made for an entity the context did not hold only to register saved objects.
+            let registers = registersNew && operations[start..<end].contains { if case .save = $0 { true } else { false } }
+            guard let table = registers ? try self.table(named: name) : tables[name] else { continue }
+            var entityChanges = result.entities.removeValue(forKey: name) ?? .init()
+            if registersNew { table.reserve(forMerging: end - start, into: &entityChanges) }
+            for index in start..<end {
+                if case .save(let object, _, _, _) = operations[index], type(of: object) != table.entityType {
+                    throw StrataError(.unknownEntity, "entity name \(name) is used by two types", entity: name)
+                }
+                try table.merge(operations[index], sequence: sequence, isOwn: false, registersNew: registersNew,
+                                policy: policy, into: &entityChanges)
             }
-            guard let table else { continue }
-            try table.merge(operation, sequence: sequence, isOwn: false, registersNew: registersNew, policy: policy,
-                            into: &result.entities[operation.entityName, default: .init()])
+            result.entities[name] = entityChanges
         }
         result.entities = result.entities.filter { !$0.value.isEmpty }
         return result

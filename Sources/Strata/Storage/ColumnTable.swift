@@ -235,7 +235,7 @@ final class ColumnTable {
     /// Makes room for `additional` more rows than the table has slots, growing at least twofold
     /// when it grows at all (so that many small reservations stay amortized O(1) per row): a save
     /// of 10,000 new objects then grows each column once instead of doubling it repeatedly.
-    private func reserveCapacity(forAdditional additional: Int) {
+    func reserveCapacity(forAdditional additional: Int) {
         let needed = liveFlags.count + additional
         guard needed > liveFlags.capacity else { return }
         let capacity = max(needed, liveFlags.capacity * 2)
