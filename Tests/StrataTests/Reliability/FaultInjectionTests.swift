@@ -263,13 +263,15 @@ import Testing
         _ = strata_fault_hold_if_injected(fault.code)
         #expect(failure?.code == expected, "\(fault): persist() reported \(String(describing: failure))")
         // The fault hit mid-batch: after at least one change set's savepoint was released, before the
-        // batch ended. (Where exactly a WAL spill lands can move by a change set with the page cache's
-        // state, so the aim is `target` but any middle change set proves the point.)
+        // batch ended. The aim is `target`, but where the counted call falls can move by a change set
+        // or two between the measuring run and this one (a WAL spill with the page cache's state; a
+        // read was seen landing in the last change set once in CI): any change set after the first
+        // proves the point — those before it were released when the fault hit.
         let statements = hold.statements
         let firstBegin = statements.firstIndex { $0 == "BEGIN IMMEDIATE TRANSACTION" } ?? statements.endIndex
         let firstRollback = statements[firstBegin...].firstIndex { $0 == "ROLLBACK TRANSACTION" } ?? statements.endIndex
         let opened = statements[firstBegin..<firstRollback].filter { $0.hasPrefix("SAVEPOINT ") }.count
-        #expect(opened > 1 && opened <= parts.count && abs(opened - (target + 1)) <= 1,
+        #expect(opened > 1 && opened <= parts.count,
                 "the fault did not hit the middle of the batch (aimed at change set \(target + 1) of \(parts.count), \(opened) savepoints opened)")
 
         // Every change set stays pending, visible, and out of the file — including those whose
@@ -290,7 +292,7 @@ import Testing
         try await persistAfterRelease(store, expected: expected, "\(fault) batch")
         for submission in submissions { try await submission.committed() }
         try await verifyCommitted(store, path: store.path, context: "\(fault) batch")
-        print("[FaultInjection] coalesced batch, \(fault): fault in change set \(target + 1) of \(parts.count); "
+        print("[FaultInjection] coalesced batch, \(fault): fault in change set \(opened) of \(parts.count) (aimed at \(target + 1)); "
               + "\(parts.count) kept pending, all committed after the disk recovered")
     }
 
