@@ -183,10 +183,12 @@ final class ObjectGraph {
             while end < operations.endIndex, operations[end].entityName == name { end += 1 }
             defer { start = end }
             // A table is made for an entity the context did not hold only to register saved objects.
-            let registers = registersNew && operations[start..<end].contains { if case .save = $0 { true } else { false } }
-            guard let table = registers ? try self.table(named: name) : tables[name] else { continue }
+            let saves = registersNew ? operations[start..<end].count { if case .save = $0 { true } else { false } } : 0
+            guard let table = saves > 0 ? try self.table(named: name) : tables[name] else { continue }
             var entityChanges = result.entities.removeValue(forKey: name) ?? .init()
-            if registersNew { table.reserve(forMerging: end - start, into: &entityChanges) }
+            // Saves write every cell of their rows: room for them costs no copy a save would not
+            // make (a bulk patch writes one column and makes none).
+            if saves > 0 { table.reserve(forMerging: saves, into: &entityChanges) }
             for index in start..<end {
                 if case .save(let object, _, _, _) = operations[index], type(of: object) != table.entityType {
                     throw StrataError(.unknownEntity, "entity name \(name) is used by two types", entity: name)
