@@ -153,6 +153,10 @@ public actor WorkerContext {
 
     /// Pushes the unsaved edits to the root as one change set and returns at once (no disk wait).
     /// Returns nil when there was nothing to save.
+    ///
+    /// The worker's own copies of what it saved are brought up to date at its next call (a read,
+    /// an edit, a fetch), before that call sees them; a worker that saves and is then dropped,
+    /// as an import's usually is, never pays for it.
     /// - Throws: `.conflict` with the conflicting IDs under ``MergePolicy/reportConflict``.
     ///   `.misuse` when called inside ``atomically(_:)`` (save after the block returns).
     @discardableResult
