@@ -151,10 +151,10 @@ final class ColumnTable {
     /// How many built values the table keeps.
     var cachedValueCount: Int { values.count }
 
-    /// Takes the values `other` kept, when this table is a ``copy()`` of `other` that replaces
-    /// it: a value whose row this table has written since is never handed out, because every
-    /// write moves the row's version (``cachedValue(at:)`` compares them), and a slot freed and
-    /// reused holds a newer version too.
+    /// Takes the values `other` kept, when this table is a ``copy()`` of `other` that has merged
+    /// a change set since and replaces it: a value whose row this table wrote is never handed
+    /// out, because the merge wrote it at its change set's sequence, newer than any version
+    /// `other` held (``cachedValue(at:)`` compares them) — a slot freed and reused too.
     func takeCachedValues(from other: ColumnTable) {
         values = other.values
         other.values.removeAll()

@@ -3,9 +3,11 @@
 /// parsed): the bounded value cache of a context.
 ///
 /// Each value is kept with the version of the row it was built from, and is handed out only
-/// while the slot still holds that version (``ColumnTable/cachedValue(at:)``). Every write to a
-/// slot's cells moves its version, and the table also forgets the slot's value when it writes
-/// in place, so a value is never older than its row. Beyond ``limit`` values, the half least
+/// while the slot still holds that version (``ColumnTable/cachedValue(at:)``). The table forgets
+/// a slot's value whenever it writes the slot's cells (even at the same version), and a copy
+/// that replaces the table takes its values only after writing each row it changed at a newer
+/// version than any of them (``ColumnTable/takeCachedValues(from:)``), so a value is never older
+/// than its row. Beyond ``limit`` values, the half least
 /// recently used (by the table's `lastUse`) is dropped at once: amortized, a kept value costs
 /// O(log n). A limit of 0 keeps nothing.
 ///
@@ -19,9 +21,7 @@ struct ValueCache {
     }
 
     /// How many values are kept at most.
-    var limit: Int {
-        didSet { if entries.count > limit { trim(toKeep: limit, lastUses: nil) } }
-    }
+    let limit: Int
     private var entries: [Int: Entry] = [:]
 
     init(limit: Int) {
@@ -54,12 +54,8 @@ struct ValueCache {
         entries = [:]
     }
 
-    /// Keeps the `keep` most recently used values (any `keep` of them without `lastUses`).
-    private mutating func trim(toKeep keep: Int, lastUses: [UInt64]?) {
-        guard let lastUses else {
-            entries = Dictionary(uniqueKeysWithValues: entries.prefix(keep).map { ($0.key, $0.value) })
-            return
-        }
+    /// Keeps the `keep` most recently used values.
+    private mutating func trim(toKeep keep: Int, lastUses: [UInt64]) {
         let newest = entries.keys.sorted { lastUses[$0] > lastUses[$1] }
         for slot in newest.dropFirst(keep) { entries.removeValue(forKey: slot) }
     }
