@@ -39,8 +39,8 @@ public actor WorkerContext {
         }
         observerID = id
         graph = ObjectGraph(registry: store.registry, identity: ContextIdentity(id: UUID(), name: name), policy: policy,
-                            registersNew: false, keepsIndexes: false,
-                            valueCacheLimit: store.configuration.valueCacheLimit, startingAt: sequence)
+                            // Workers keep no values: they read objects to change them, once.
+                            registersNew: false, keepsIndexes: false, valueCacheLimit: 0, startingAt: sequence)
     }
 
     deinit { store.removeAcceptObserver(observerID) }

@@ -60,14 +60,15 @@ public struct StoreConfiguration: Sendable {
     /// How many entries the change log keeps (older ones are pruned). A snapshot or a sync
     /// token older than the log can no longer catch up incrementally.
     public var changeLogLimit = 500_000
-    /// How many values each context keeps built, per entity: reading a saved object again (by ID,
-    /// or in a query's result) hands out the value built before instead of running the entity's
-    /// `init(row:)` again, for as long as the object is unchanged. Beyond the limit the least
-    /// recently read half is dropped; 0 builds every value on every read.
+    /// How many values the main context keeps built, per entity: reading a saved object again (by
+    /// ID, or in a query's result) hands out the value built before instead of running the
+    /// entity's `init(row:)` again, for as long as the object is unchanged. Beyond the limit the
+    /// least recently read half is dropped; 0 builds every value on every read.
     ///
-    /// A kept value costs memory beside its row (its strings, a `URL`'s storage): lower the limit
-    /// where memory is tight, raise it where the same objects are read over and over.
-    /// ``QueryResults`` build their values on access and keep none.
+    /// A kept value costs memory beside its row (its strings, a `URL`'s storage), and keeping it
+    /// makes the first read a little slower: lower the limit where memory is tight, raise it where
+    /// the screens read the same objects over and over. Worker contexts keep none (they read
+    /// objects to change them, once); ``QueryResults`` build their values on access and keep none.
     public var valueCacheLimit = 100_000
     /// Custom SQL functions registered on the connection.
     public var functions: [SQLFunction] = []

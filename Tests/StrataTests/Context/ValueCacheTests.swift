@@ -153,7 +153,7 @@ private struct CachedNote: Entity, Equatable {
     @Test(.hangWatchdog)
     func theLimitBoundsTheValuesKeptAndZeroKeepsNone() async throws {
         let directory = try TemporaryDirectory()
-        let (_, main) = try await seeded(directory, limit: 4)
+        let (store, main) = try await seeded(directory, limit: 4)
         for index in 0..<10 { _ = main.object(CachedNote.self, id: "n-\(index)") }
         let table = try main.graph.table(CachedNote.self).saved
         #expect(table.cachedValueCount <= 4)
@@ -166,6 +166,15 @@ private struct CachedNote: Entity, Equatable {
             _ = uncached.object(CachedNote.self, id: "n-1")
             _ = uncached.object(CachedNote.self, id: "n-1")
         } == 2)
+
+        // Workers keep none, whatever the limit (4 in this store): they read objects to change them, once.
+        let worker = store.makeWorkerContext(name: "reader")
+        _ = try await worker.fetch(Query<CachedNote>())
+        let before = CachedNote.built.count
+        _ = await worker.perform { worker in
+            (worker.object(CachedNote.self, id: "n-2"), worker.object(CachedNote.self, id: "n-2"))
+        }
+        #expect(CachedNote.built.count - before == 2)
     }
 
     /// The cache itself: a value is handed out for the version it was built from only, a write
