@@ -41,7 +41,7 @@ extension EntityTable {
         precondition(entityType == E.self, "\(E.self) read from the table of \(entityType)")
         if let kept = saved.cachedValue(at: slot) { return unsafeDowncast(kept, to: KeptValue<E>.self).value }
         let value = try cellDecoder.decode(E.self, from: saved.rowView(at: slot))
-        saved.cacheValue(KeptValue(value), at: slot)
+        if saved.keepsValues { saved.cacheValue(KeptValue(value), at: slot) }
         return value
     }
 

@@ -150,6 +150,8 @@ final class ColumnTable {
 
     /// How many built values the table keeps.
     var cachedValueCount: Int { values.count }
+    /// Whether the table keeps built values at all (a limit above 0).
+    var keepsValues: Bool { values.limit > 0 }
 
     /// Takes the values `other` kept, when this table is a ``copy()`` of `other` that has merged
     /// a change set since and replaces it: a value whose row this table wrote is never handed
