@@ -174,22 +174,16 @@ final class ObjectGraph {
         if changes.author == identity { return nil }
         var result = ContextChange(origin: Self.origin(of: changes), sequence: sequence)
         let operations = changes.operations
-        var start = operations.startIndex
-        // Run by run of operations on one entity (a change set lists thousands in a row): the
-        // table and the entity's changes looked up once per run, room made once for what it adds.
-        while start < operations.endIndex {
-            let name = operations[start].entityName
-            var end = start + 1
-            while end < operations.endIndex, operations[end].entityName == name { end += 1 }
-            defer { start = end }
+        // The table and the entity's changes looked up once per run, room made once for what it adds.
+        for (name, run) in changes.entityRuns {
             // A table is made for an entity the context did not hold only to register saved objects.
-            let saves = registersNew ? operations[start..<end].count { if case .save = $0 { true } else { false } } : 0
+            let saves = registersNew ? operations[run].count { if case .save = $0 { true } else { false } } : 0
             guard let table = saves > 0 ? try self.table(named: name) : tables[name] else { continue }
             var entityChanges = result.entities.removeValue(forKey: name) ?? .init()
             // Saves write every cell of their rows: room for them costs no copy a save would not
             // make (a bulk patch writes one column and makes none).
             if saves > 0 { table.reserve(forMerging: saves, into: &entityChanges) }
-            for index in start..<end {
+            for index in run {
                 if case .save(let object, _, _, _) = operations[index], type(of: object) != table.entityType {
                     throw StrataError(.unknownEntity, "entity name \(name) is used by two types", entity: name)
                 }
@@ -268,14 +262,12 @@ final class ObjectGraph {
             // The main context: its observers and live queries get the save as a change.
             // Room for what the save adds, made once per table rather than by repeated doubling.
             for table in tables.values where table.hasEdits { table.reserveForSave() }
-            // The table looked up once per run of operations on one entity (a save lists thousands in a row).
-            var current: (name: String, table: EntityTable?)?
-            for operation in sealed.operations {
-                let name = operation.entityName
-                if current?.name != name { current = (name, tables[name]) }
-                guard let table = current?.table else { continue }
-                try table.merge(operation, sequence: submission.sequence, isOwn: true, registersNew: true, policy: policy,
-                                into: &result.entities[name, default: .init()])
+            for (name, run) in sealed.entityRuns {
+                guard let table = tables[name] else { continue }
+                for index in run {
+                    try table.merge(sealed.operations[index], sequence: submission.sequence, isOwn: true, registersNew: true,
+                                    policy: policy, into: &result.entities[name, default: .init()])
+                }
             }
         } else {
             // A worker: nobody observes it, so its copies take what it saved when next read.
@@ -292,16 +284,12 @@ final class ObjectGraph {
         let saves = unappliedSaves
         unappliedSaves = []
         for (sequence, changes) in saves {
-            // Room for the new objects, made once per table rather than by repeated doubling.
-            var inserts: [String: Int] = [:]
-            for case .save(_, .upsert, _, let name) in changes.operations { inserts[name, default: 0] += 1 }
-            for (name, count) in inserts { storedTables[name]?.reserve(forNew: count) }
-            // The table looked up once per run of operations on one entity (a save lists thousands in a row).
-            var current: (name: String, table: EntityTable?)?
-            for operation in changes.operations {
-                let name = operation.entityName
-                if current?.name != name { current = (name, storedTables[name]) }
-                current?.table?.applyOwnSave(operation, sequence: sequence)
+            let operations = changes.operations
+            for (name, run) in changes.entityRuns {
+                guard let table = storedTables[name] else { continue }
+                // Room for the new objects, made once rather than by repeated doubling.
+                table.reserve(forNew: operations[run].count { if case .save(_, .upsert, _, _) = $0 { true } else { false } })
+                for index in run { table.applyOwnSave(operations[index], sequence: sequence) }
             }
         }
     }

@@ -115,6 +115,21 @@ public struct ChangeSet: Sendable {
         return false
     }
 
+    /// The operations in runs of one entity's, in order: what is looked up per entity (a table,
+    /// a schema) is looked up once per run — a save lists thousands of one entity in a row.
+    var entityRuns: [(entity: String, range: Range<Int>)] {
+        var runs: [(entity: String, range: Range<Int>)] = []
+        var start = operations.startIndex
+        while start < operations.endIndex {
+            let entity = operations[start].entityName
+            var end = start + 1
+            while end < operations.endIndex, operations[end].entityName == entity { end += 1 }
+            runs.append((entity, start..<end))
+            start = end
+        }
+        return runs
+    }
+
     /// The primary keys each entity's operations name; nil for an entity with an operation by
     /// filter (any of its objects may be affected).
     func touchedKeys() -> [String: [DatabaseValue]?] {

@@ -113,44 +113,41 @@ extension Store {
     }
 
     private func validate(_ changes: ChangeSet) throws {
-        // Every operation names a registered entity, looked up once per run of operations on
-        // one entity (a save lists thousands in a row); no schema is copied for a save.
-        var checked: String?
-        for index in changes.operations.indices {
-            let name = changes.operations[index].entityName
-            if name != checked {
-                _ = try registry.schema(named: name)
-                checked = name
-            }
-            // Saves need nothing more; only bulk operations are copied out to be checked.
-            if case .save = changes.operations[index] { continue }
+        // Every operation names a registered entity, looked up once per run of one entity's.
+        for (name, run) in changes.entityRuns {
             let schema = try registry.schema(named: name)
-            switch changes.operations[index] {
-            case .bulkUpdate(_, let target, let assignments):
-                for assignment in assignments {
-                    let position = try schema.requirePosition(of: assignment.attribute)
-                    if position == schema.primaryKeyIndex {
-                        throw StrataError(.invalidValue, "a bulk update cannot change the primary key",
-                                          entity: schema.name, attribute: assignment.attribute)
-                    }
-                    _ = try ResolvedFilter.checked(assignment.value, schema, position)
-                    if case .real = assignment.value, schema.attributes[position].type.sqlType == "INTEGER" {
-                        // SQLite would keep a fraction as REAL in the INTEGER column: unreadable as the attribute.
-                        throw StrataError(.invalidValue, "\(schema.name).\(assignment.attribute) is "
-                                          + "\(schema.attributes[position].type); it cannot be set to \(assignment.value)",
-                                          entity: schema.name, attribute: assignment.attribute)
-                    }
-                    if assignment.value.isNull, !schema.attributes[position].isOptional {
-                        throw StrataError(.invalidValue, "\(schema.name).\(assignment.attribute) is not optional",
-                                          entity: schema.name, attribute: assignment.attribute)
-                    }
+            for index in run { try validate(changes.operations[index], schema) }
+        }
+    }
+
+    /// Checks a bulk operation's attributes, values and filter against `schema`; saves need nothing more.
+    private func validate(_ operation: ChangeSet.Operation, _ schema: EntitySchema) throws {
+        if case .save = operation { return }
+        switch operation {
+        case .bulkUpdate(_, let target, let assignments):
+            for assignment in assignments {
+                let position = try schema.requirePosition(of: assignment.attribute)
+                if position == schema.primaryKeyIndex {
+                    throw StrataError(.invalidValue, "a bulk update cannot change the primary key",
+                                      entity: schema.name, attribute: assignment.attribute)
                 }
-                if case .filter(let filter) = target { _ = try ResolvedFilter(filter, schema: schema) }
-            case .bulkDelete(_, .filter(let filter)):
-                _ = try ResolvedFilter(filter, schema: schema)
-            default:
-                break
+                _ = try ResolvedFilter.checked(assignment.value, schema, position)
+                if case .real = assignment.value, schema.attributes[position].type.sqlType == "INTEGER" {
+                    // SQLite would keep a fraction as REAL in the INTEGER column: unreadable as the attribute.
+                    throw StrataError(.invalidValue, "\(schema.name).\(assignment.attribute) is "
+                                      + "\(schema.attributes[position].type); it cannot be set to \(assignment.value)",
+                                      entity: schema.name, attribute: assignment.attribute)
+                }
+                if assignment.value.isNull, !schema.attributes[position].isOptional {
+                    throw StrataError(.invalidValue, "\(schema.name).\(assignment.attribute) is not optional",
+                                      entity: schema.name, attribute: assignment.attribute)
+                }
             }
+            if case .filter(let filter) = target { _ = try ResolvedFilter(filter, schema: schema) }
+        case .bulkDelete(_, .filter(let filter)):
+            _ = try ResolvedFilter(filter, schema: schema)
+        default:
+            break
         }
     }
 
