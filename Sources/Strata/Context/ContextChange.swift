@@ -34,10 +34,17 @@ public struct ContextChange: Sendable {
         /// Whether nothing of this entity changed.
         public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 
-        mutating func insert(_ id: DatabaseValue) {
+        /// Lists `id` as inserted — or, when the same change set deleted it before (so the
+        /// context held it before the change set and holds it after), as updated in every
+        /// attribute (`attributes`: the entity's), so that an observer neither misses that it
+        /// changed nor, when a later operation deletes it again, that it went.
+        mutating func insert(_ id: DatabaseValue, attributes: @autoclosure () -> Set<String>) {
             // Each lookup hashes the key: skipped where the collection is empty (a change set of
             // new objects lists thousands of inserts and nothing else).
-            if !deleted.isEmpty { deleted.remove(id) }
+            if !deleted.isEmpty, deleted.remove(id) != nil {
+                updated[id] = attributes()
+                return
+            }
             if updated.isEmpty || updated[id] == nil { inserted.insert(id) }
         }
 

@@ -63,6 +63,8 @@ final class EntityTable {
     private(set) var ordered: SortedIndex?
     private(set) var indexesEnabled = false
     private var clock: UInt64 = 0
+    /// The names of the entity's attributes: what changed in an object replaced whole.
+    private(set) lazy var attributeNames = Set(schema.attributes.map(\.name))
     private(set) lazy var encoder = RowEncoder(schema: schema)
     private(set) lazy var rowDecoder = RowDecoder<[DatabaseValue]>(schema: schema)
     private(set) lazy var cellDecoder = RowDecoder<ColumnTable.RowView>(schema: schema)
@@ -371,44 +373,31 @@ final class EntityTable {
     }
 
     /// ``store(_:version:)`` into the slot the caller already found or claimed for the row's key.
-    private func store(_ row: [DatabaseValue], version: UInt64, claimed: (slot: Int, isNew: Bool)) {
+    ///
+    /// `changed`, when the caller knows them, are the positions whose cells the row changes in a
+    /// slot that holds one: the indexes move the slot only from the first level over a changed
+    /// attribute, and the snapshot order only when a sort attribute changed. A new row is
+    /// posted to the indexes unless `posting` is false (the caller posts it with others).
+    private func store(_ row: [DatabaseValue], version: UInt64, claimed: (slot: Int, isNew: Bool),
+                       changed: [Int]? = nil, posting: Bool = true) {
         mutationCount &+= 1
         let key = key(of: row)
         let (slot, isNew) = claimed
-        if !isNew {
-            let read = saved.readVersion(at: slot)
-            if read > 0, read == saved.version(at: slot), version > read, staleReads[key] == nil {
-                staleReads[key] = saved.row(at: slot)
-            }
-            if indexesEnabled {
-                let view = saved.rowView(at: slot)
-                for index in indexes.indices { indexes[index].remove(slot, row: view) }
-            }
+        if isNew {
+            saved.write(row, at: slot, version: version)
+            if indexesEnabled, posting { for index in indexes.indices { indexes[index].insertNew(slot, row: row) } }
+            ordered?.touch(slot)
+        } else {
+            keepReadCopy(slot, key: key, replacedAt: version)
+            rewrite(slot, changed: changed, newRow: row) { saved.write(row, at: slot, version: version) }
         }
-        saved.write(row, at: slot, version: version)
         clock += 1
         saved.setLastUse(clock, at: slot)
-        if indexesEnabled { for index in indexes.indices { indexes[index].insert(slot, row: row) } }
-        ordered?.touch(slot)
-    }
-
-    /// Makes room in the saved copies for what saving the edits adds: a free slot for each new
-    /// object, added in bulk (``ColumnTable/addFreeSlots(_:)``). An insert whose key got a saved
-    /// copy meanwhile leaves its slot free for the next new key.
-    func reserveForSave() {
-        reserve(forNew: edits.values.reduce(0) { $0 + ($1.kind == .insert ? 1 : 0) })
     }
 
     /// Makes room in the saved copies for `count` new objects, in bulk.
     func reserve(forNew count: Int) {
         saved.addFreeSlots(count)
-    }
-
-    /// Makes room for merging `count` operations that may each add an object: in the saved
-    /// copies' storage (no slot yet: updates add none) and in the change's inserted keys.
-    func reserve(forMerging count: Int, into changes: inout ContextChange.EntityChanges) {
-        saved.reserveCapacity(forAdditional: count)
-        changes.reserveInserts(count)
     }
 
     private func remove(_ key: DatabaseValue, sequence: UInt64) {
@@ -537,8 +526,58 @@ final class EntityTable {
 
     // MARK: Merging
 
-    func merge(_ operation: ChangeSet.Operation, sequence: UInt64, isOwn: Bool, registersNew: Bool,
+    /// Merges `run`, a run of this entity's operations in `operations`, in order.
+    ///
+    /// A save of a key the table does not hold, with nothing edited or deleted under it, takes a
+    /// fresh slot and is written at once, but posted to the indexes later, together with the new
+    /// rows around it (``InMemoryIndex/insertNew(_:of:)``: one map change per distinct key) —
+    /// before any other operation of the run is merged, and at its end. Every save is given a
+    /// free slot up front (what the free list lacks is added in bulk) and the ones no key claimed
+    /// are dropped at the end, so no row grows the columns cell by cell.
+    func merge(_ operations: [ChangeSet.Operation], run: Range<Int>, sequence: UInt64, isOwn: Bool, registersNew: Bool,
                policy: MergePolicy, into changes: inout ContextChange.EntityChanges) throws {
+        let saves = operations[run].count { if case .save = $0 { true } else { false } }
+        let firstProvided = registersNew && saves > 0 ? saved.provideFreeSlots(saves) : nil
+        if registersNew { changes.reserveInserts(saves) }
+        var added: [Int] = []
+        func postAdded() {
+            guard !added.isEmpty else { return }
+            for index in indexes.indices { indexes[index].insertNew(added, of: saved) }
+            added.removeAll(keepingCapacity: true)
+        }
+        defer {
+            postAdded()
+            if let firstProvided { saved.dropFreeSlots(from: firstProvided) }
+        }
+        for index in run {
+            guard case .save(let object, _, let encoded, _) = operations[index] else {
+                postAdded()
+                try merge(operations[index], sequence: sequence, isOwn: isOwn, registersNew: registersNew, policy: policy,
+                          into: &changes)
+                continue
+            }
+            guard type(of: object) == entityType else {
+                throw StrataError(.unknownEntity, "entity name \(schema.name) is used by two types", entity: schema.name)
+            }
+            let row = try encoded ?? encode(object)
+            let key = key(of: row)
+            let found = saved.find(key)
+            if found.slot == nil, registersNew, edits.isEmpty || edits[key] == nil,
+               deletions.isEmpty || deletions[key] == nil {
+                let slot = saved.claim(found)
+                store(row, version: sequence, claimed: (slot, true), posting: !indexesEnabled)
+                if indexesEnabled { added.append(slot) }
+                changes.insert(key, attributes: attributeNames)
+                continue
+            }
+            postAdded()
+            try mergeRow(row, found: found, sequence: sequence, isOwn: isOwn, registersNew: registersNew, policy: policy,
+                         changes: &changes)
+        }
+    }
+
+    private func merge(_ operation: ChangeSet.Operation, sequence: UInt64, isOwn: Bool, registersNew: Bool,
+                       policy: MergePolicy, into changes: inout ContextChange.EntityChanges) throws {
         switch operation {
         case .save(let object, _, let row, _):
             try mergeRow(try row ?? encode(object), sequence: sequence, isOwn: isOwn, registersNew: registersNew,
@@ -595,20 +634,9 @@ final class EntityTable {
         mutationCount &+= 1
         let changed = assignments.filter { !saved.cellEquals($0.1, at: slot, $0.0) }
         if !changed.isEmpty {
-            let read = saved.readVersion(at: slot)
-            if read > 0, read == saved.version(at: slot), sequence > read, staleReads[key] == nil {
-                staleReads[key] = saved.row(at: slot)
-            }
-            // Only the indexes over a changed attribute move the slot, from the first level whose
-            // key holds one (`isRead` changing leaves the `feedID` level of `(feedID, isRead)` alone).
-            let moved = indexesEnabled
-                ? indexes.indices.compactMap { index in indexes[index].firstLevel(changedBy: changed.map(\.0)).map { (index, $0) } }
-                : []
-            for (index, level) in moved { indexes[index].remove(slot, row: saved.rowView(at: slot), fromLevel: level) }
-            for (position, value) in changed { saved.setValue(value, at: slot, position) }
-            for (index, level) in moved { indexes[index].insert(slot, row: saved.rowView(at: slot), fromLevel: level) }
-            if let order = ordered?.order, changed.contains(where: { change in order.contains { $0.position == change.0 } }) {
-                ordered?.touch(slot)
+            keepReadCopy(slot, key: key, replacedAt: sequence)
+            rewrite(slot, changed: changed.map(\.0), newRow: nil) {
+                for (position, value) in changed { saved.setValue(value, at: slot, position) }
             }
         }
         saved.setVersion(sequence, at: slot)
@@ -617,11 +645,51 @@ final class EntityTable {
         changes.update(key, keys: changed.count == assignments.count ? names : Set(changed.map { schema.attributes[$0.0].name }))
     }
 
-    /// Merges a saved copy's row.
-    private func mergeRow(_ row: [DatabaseValue], sequence: UInt64, isOwn: Bool, registersNew: Bool,
-                          policy: MergePolicy, changes: inout ContextChange.EntityChanges) throws {
+    /// Keeps the saved copy in `slot` as the caller last read it (``staleReads``), when it is
+    /// about to be replaced by the copy at `version`: an edit made from the copy read is based
+    /// on it, not on what was merged after the read.
+    private func keepReadCopy(_ slot: Int, key: DatabaseValue, replacedAt version: UInt64) {
+        let read = saved.readVersion(at: slot)
+        if read > 0, read == saved.version(at: slot), version > read, staleReads[key] == nil {
+            staleReads[key] = saved.row(at: slot)
+        }
+    }
+
+    /// Runs `write`, which changes the cells at `changed` positions (nil: any) of the saved copy
+    /// in `slot`, and keeps the indexes right: only the indexes over a changed attribute move the
+    /// slot, from the first level whose key holds one (`isRead` changing leaves the `feedID`
+    /// level of `(feedID, isRead)` alone), and the snapshot order only when a sort attribute
+    /// changed. `newRow` is the row written, when the caller has it (else its cells are read).
+    private func rewrite(_ slot: Int, changed: [Int]?, newRow: [DatabaseValue]?, write: () -> Void) {
+        var moved: [(index: Int, level: Int)] = []
+        if indexesEnabled {
+            for index in indexes.indices {
+                if let level = changed.map(indexes[index].firstLevel(changedBy:)) ?? 0 { moved.append((index, level)) }
+            }
+        }
+        if !moved.isEmpty {
+            let view = saved.rowView(at: slot)
+            for (index, level) in moved { indexes[index].remove(slot, row: view, fromLevel: level) }
+        }
+        write()
+        for (index, level) in moved {
+            if let newRow {
+                indexes[index].insert(slot, row: newRow, fromLevel: level)
+            } else {
+                indexes[index].insert(slot, row: saved.rowView(at: slot), fromLevel: level)
+            }
+        }
+        if let order = ordered?.order, changed?.contains(where: { position in order.contains { $0.position == position } }) ?? true {
+            ordered?.touch(slot)
+        }
+    }
+
+    /// Merges a saved copy's row (`found`: where its key is, when the caller looked already).
+    private func mergeRow(_ row: [DatabaseValue], found: ColumnTable.KeyLookup? = nil, sequence: UInt64, isOwn: Bool,
+                          registersNew: Bool, policy: MergePolicy, changes: inout ContextChange.EntityChanges) throws {
         let key = key(of: row)
-        let slot = saved.slot(of: key)
+        let found = found ?? saved.find(key)
+        let slot = found.slot
         // Strictly newer copies win; operations of the same change set all apply, in order. A
         // copy read before a deletion merged since (catch-up, corrections) stays deleted.
         if let slot, saved.version(at: slot) > sequence { return }
@@ -638,12 +706,12 @@ final class EntityTable {
         }
         // The slot found above is still the key's (resolving an edit writes no saved copy).
         if let slot {
-            let changed = changedKeys(slot, row)
-            store(row, version: sequence, claimed: (slot, false))
-            changes.update(key, keys: changed)
+            let changed = changedPositions(slot, row)
+            store(row, version: sequence, claimed: (slot, false), changed: changed)
+            changes.update(key, keys: Set(changed.map { schema.attributes[$0].name }))
         } else {
-            store(row, version: sequence, claimed: (saved.claimNew(key), true))
-            changes.insert(key)
+            store(row, version: sequence, claimed: (saved.claim(found), true))
+            changes.insert(key, attributes: attributeNames)
         }
     }
 
@@ -695,12 +763,9 @@ final class EntityTable {
     }
 
     /// The attributes whose values differ between the saved copy in `slot` and `row`.
-    private func changedKeys(_ slot: Int, _ row: [DatabaseValue]) -> Set<String> {
-        var keys: Set<String> = []
-        for position in row.indices where !saved.cellEquals(row[position], at: slot, position) {
-            keys.insert(schema.attributes[position].name)
-        }
-        return keys
+    /// The positions of the attributes whose cells in `slot` differ from `row`'s values.
+    private func changedPositions(_ slot: Int, _ row: [DatabaseValue]) -> [Int] {
+        row.indices.filter { !saved.cellEquals(row[$0], at: slot, $0) }
     }
 
     /// Drops saved copies (all of them when `keys` is nil); unsaved edits stay.

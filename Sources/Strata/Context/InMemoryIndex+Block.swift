@@ -1,72 +1,105 @@
-/// Building an index over a whole block (a warm start's, a cold start's): rows are grouped by
-/// their key cells level by level, hashed over the cells' bytes (``KeyHash``, ``KeyProbe``) with
-/// no `DatabaseValue` made per row, and each key's postings are listed in one array. A key's
-/// values are made once, from its first row, for the map entry.
+/// Posting many rows at once — every row of a block (a warm start's, a cold start's), or the new
+/// rows a merge just stored in a table: rows are grouped by their key cells level by level,
+/// hashed over the cells' bytes (``KeyHash``, ``KeyProbe``) with no `DatabaseValue` made per row,
+/// and each key's new postings are listed in one array. A key's values are made once, from its
+/// first row, for the map entry.
 extension InMemoryIndex where ID == Int {
     /// The index on the attributes at `positions` of `schema`, over every row of `block` (the
     /// postings are row numbers). Answers as an index built by ``insert(_:row:fromLevel:)`` row
     /// by row would: keys normalized the same way, each row posted once per level.
     static func built(positions: [Int], schema: EntitySchema, over block: ColumnBlock) -> Self {
         var index = Self(positions: positions, schema: schema)
-        let rows = block.count
-        guard rows > 0 else { return index }
-        // Per row, its group (distinct key) at the previous level; level 0 has one group.
-        var previous = [Int32](repeating: 0, count: rows)
-        var current = [Int32](repeating: 0, count: rows)
-        for level in positions.indices {
-            let column = block.columns[positions[level]]
-            let numbers = index.numberClasses[level]
-            var groups = KeyHash(capacity: 16)
-            var firstRows: [Int] = []   // per group, its first row
-            block.arena.withUnsafeBytes { arena in
-                for row in 0..<rows {
-                    let probe = column.probe(at: row, arena: arena).normalized(numbers)
-                    let parent = previous[row]
-                    let hash = probe.hash ^ (UInt32(bitPattern: parent) &* 0x9E37_79B1)
-                    let found = groups.find(hash) { first in
-                        previous[first] == parent && column.probe(at: first, arena: arena).normalized(numbers).matches(probe)
-                    }
-                    if let found {
-                        current[row] = current[found]
-                    } else {
-                        current[row] = Int32(firstRows.count)
-                        groups.insert(hash, slot: row)
-                        firstRows.append(row)
-                    }
+        guard block.count > 0 else { return index }
+        block.arena.withUnsafeBytes { arena in
+            group(0..<block.count, positions: positions, numberClasses: index.numberClasses, columns: block.columns,
+                  arena: arena) { level, rows, firstRows in
+                var map: [Key: Postings] = [:]
+                map.reserveCapacity(firstRows.count)
+                for (group, first) in firstRows.enumerated() {
+                    let key = index.key(level: level) { block.value(at: first, $0) }
+                    map[key] = rows[group].count == 1 ? .one(first) : .listed(Array(rows[group]))
                 }
+                index.setMap(map, level: level)
             }
-            index.setPostings(level: level, firstRows: firstRows, groupOf: current, block: block)
-            swap(&previous, &current)
         }
         return index
     }
 
-    /// Fills level `level`'s map: one entry per group, keyed by its first row's values, posting
-    /// the group's rows in order.
-    private mutating func setPostings(level: Int, firstRows: [Int], groupOf: [Int32], block: ColumnBlock) {
-        // Rows grouped by a counting sort into one array; a list is made only for a group of
-        // several rows (a nearly unique attribute, a date, has mostly groups of one).
-        var ends = [Int](repeating: 0, count: firstRows.count + 1)
+    /// Posts `slots` — rows `table` has just stored in slots no index posts yet — as
+    /// ``insertNew(_:row:)`` would one by one, one map entry changed per distinct key: a merge of
+    /// 10,000 new articles hashes each one's cells, not a `DatabaseValue` key per row and level.
+    mutating func insertNew(_ slots: [Int], of table: ColumnTable) {
+        guard !slots.isEmpty else { return }
+        table.withCells { columns, arena in
+            Self.group(slots, positions: positions, numberClasses: numberClasses, columns: columns,
+                       arena: arena) { level, groups, firstSlots in
+                for (group, first) in firstSlots.enumerated() {
+                    addNew(groups[group], level: level, key: key(level: level) { table.value(at: first, $0) })
+                }
+            }
+        }
+    }
+
+    /// The key at `level` of a row whose values `value` reads by attribute position.
+    private func key(level: Int, _ value: (Int) -> DatabaseValue) -> Key {
+        var key = Key(Self.normalized(value(positions[0]), numberClasses[0]))
+        for index in positions.indices.dropFirst().prefix(level) {
+            key.append(Self.normalized(value(positions[index]), numberClasses[index]))
+        }
+        return key
+    }
+
+    /// Groups `rows` (row numbers or slots of `columns`) by their keys, level by level, and calls
+    /// `post` with each level, the rows of each group (in `rows`' order) and each group's first
+    /// row. A group at one level is a group at the previous level split by one more cell.
+    private static func group(_ rows: some RandomAccessCollection<Int>, positions: [Int], numberClasses: [NumberClass],
+                              columns: [Column], arena: some CellBytes,
+                              post: (_ level: Int, _ groups: [ArraySlice<Int>], _ firstRows: [Int]) -> Void) {
+        let rows = Array(rows)
+        // Per row (by its place in `rows`), its group at the previous level; level 0 has one group.
+        var previous = [Int32](repeating: 0, count: rows.count)
+        var current = [Int32](repeating: 0, count: rows.count)
+        for level in positions.indices {
+            let column = columns[positions[level]]
+            let numbers = numberClasses[level]
+            var hashes = KeyHash(capacity: 16)
+            var firstPlaces: [Int] = []   // per group, the place of its first row
+            for place in rows.indices {
+                column.withProbe(at: rows[place], arena: arena) { raw in
+                    let probe = raw.normalized(numbers)
+                    let parent = previous[place]
+                    let hash = probe.hash ^ (UInt32(bitPattern: parent) &* 0x9E37_79B1)
+                    let found = hashes.find(hash) { first in
+                        previous[first] == parent
+                            && column.withProbe(at: rows[first], arena: arena) { $0.normalized(numbers).matches(probe) }
+                    }
+                    if let found {
+                        current[place] = current[found]
+                    } else {
+                        current[place] = Int32(firstPlaces.count)
+                        hashes.insert(hash, slot: place)
+                        firstPlaces.append(place)
+                    }
+                }
+            }
+            post(level, grouped(rows, groupOf: current, groups: firstPlaces.count), firstPlaces.map { rows[$0] })
+            swap(&previous, &current)
+        }
+    }
+
+    /// `rows` grouped by a counting sort into one array (in their order within each group), as
+    /// one slice per group.
+    private static func grouped(_ rows: [Int], groupOf: [Int32], groups: Int) -> [ArraySlice<Int>] {
+        var ends = [Int](repeating: 0, count: groups + 1)
         for group in groupOf { ends[Int(group) + 1] += 1 }
-        for group in firstRows.indices { ends[group + 1] += ends[group] }
+        for group in 0..<groups { ends[group + 1] += ends[group] }
         var next = ends
-        var grouped = [Int](repeating: 0, count: groupOf.count)
-        for (row, group) in groupOf.enumerated() {
-            grouped[next[Int(group)]] = row
+        var sorted = [Int](repeating: 0, count: rows.count)
+        for (place, group) in groupOf.enumerated() {
+            sorted[next[Int(group)]] = rows[place]
             next[Int(group)] += 1
         }
-        var map: [Key: Postings] = [:]
-        map.reserveCapacity(firstRows.count)
-        for (group, first) in firstRows.enumerated() {
-            var key: Key?
-            for position in positions.prefix(level + 1).indices {
-                let value = Self.normalized(block.value(at: first, positions[position]), numberClasses[position])
-                if key == nil { key = Key(value) } else { key!.append(value) }
-            }
-            let rows = ends[group]..<ends[group + 1]
-            map[key!] = rows.count == 1 ? .one(first) : .listed(Array(grouped[rows]))
-        }
-        setMap(map, level: level)
+        return (0..<groups).map { sorted[ends[$0]..<ends[$0 + 1]] }
     }
 }
 

@@ -23,8 +23,9 @@ struct InMemoryIndex<ID: Hashable & Sendable>: Sendable {
     enum Postings: Sendable {
         case one(ID)
         case many(Set<ID>)
-        /// Distinct IDs listed while the index was built over a block (``built(positions:schema:over:)``):
-        /// appended with no hashing, and made a set by the first change after.
+        /// Distinct IDs listed with no hashing: while the index was built over a block
+        /// (``built(positions:schema:over:)``), or posted as new (``insertNew(_:row:)``, whose
+        /// IDs no key posts yet, so the list stays distinct). Made a set by the first other change.
         case listed([ID])
 
         var ids: [ID] {
@@ -74,6 +75,18 @@ struct InMemoryIndex<ID: Hashable & Sendable>: Sendable {
         }
     }
 
+    /// Posts `id`, which no key posts yet (a slot just claimed for a new row), under the row's
+    /// keys: as ``insert(_:row:fromLevel:)`` does, but a key's listed postings stay a list.
+    mutating func insertNew(_ id: ID, row: some RowSource) {
+        Self.forEachKey(of: row, positions, numberClasses) { level, key in addNew(CollectionOfOne(id), level: level, key: key) }
+    }
+
+    /// Posts `ids`, distinct and posted under no key of level `level` yet, under `key`: listed
+    /// postings are appended to (no hashing), a set takes each.
+    mutating func addNew(_ ids: some Collection<ID>, level: Int, key: Key) {
+        Self.addNew(ids, to: &maps[level][key])
+    }
+
     /// Replaces level `level`'s map (what ``built(positions:schema:over:)`` made).
     mutating func setMap(_ map: [Key: Postings], level: Int) { maps[level] = map }
 
@@ -118,6 +131,19 @@ struct InMemoryIndex<ID: Hashable & Sendable>: Sendable {
         case .listed(let ids)?:
             var set = Set(ids)
             set.insert(id)
+            postings = .many(set)
+        }
+    }
+
+    private static func addNew(_ ids: some Collection<ID>, to postings: inout Postings?) {
+        switch consume postings {
+        case nil: postings = ids.count == 1 ? .one(ids.first!) : .listed(Array(ids))
+        case .one(let other)?: postings = .listed([other] + ids)
+        case .listed(var listed)?:
+            listed.append(contentsOf: ids)
+            postings = .listed(listed)
+        case .many(var set)?:
+            set.formUnion(ids)
             postings = .many(set)
         }
     }

@@ -174,22 +174,14 @@ final class ObjectGraph {
         if changes.author == identity { return nil }
         var result = ContextChange(origin: Self.origin(of: changes), sequence: sequence)
         let operations = changes.operations
-        // The table and the entity's changes looked up once per run, room made once for what it adds.
+        // The table and the entity's changes looked up once per run.
         for (name, run) in changes.entityRuns {
             // A table is made for an entity the context did not hold only to register saved objects.
-            let saves = registersNew ? operations[run].count { if case .save = $0 { true } else { false } } : 0
-            guard let table = saves > 0 ? try self.table(named: name) : tables[name] else { continue }
+            let saves = registersNew && operations[run].contains { if case .save = $0 { true } else { false } }
+            guard let table = saves ? try self.table(named: name) : tables[name] else { continue }
             var entityChanges = result.entities.removeValue(forKey: name) ?? .init()
-            // Saves write every cell of their rows: room for them costs no copy a save would not
-            // make (a bulk patch writes one column and makes none).
-            if saves > 0 { table.reserve(forMerging: saves, into: &entityChanges) }
-            for index in run {
-                if case .save(let object, _, _, _) = operations[index], type(of: object) != table.entityType {
-                    throw StrataError(.unknownEntity, "entity name \(name) is used by two types", entity: name)
-                }
-                try table.merge(operations[index], sequence: sequence, isOwn: false, registersNew: registersNew,
-                                policy: policy, into: &entityChanges)
-            }
+            try table.merge(operations, run: run, sequence: sequence, isOwn: false, registersNew: registersNew,
+                            policy: policy, into: &entityChanges)
             result.entities[name] = entityChanges
         }
         result.entities = result.entities.filter { !$0.value.isEmpty }
@@ -260,14 +252,10 @@ final class ObjectGraph {
         var result = ContextChange(origin: .context(identity.name), sequence: submission.sequence)
         if keepsIndexes {
             // The main context: its observers and live queries get the save as a change.
-            // Room for what the save adds, made once per table rather than by repeated doubling.
-            for table in tables.values where table.hasEdits { table.reserveForSave() }
             for (name, run) in sealed.entityRuns {
                 guard let table = tables[name] else { continue }
-                for index in run {
-                    try table.merge(sealed.operations[index], sequence: submission.sequence, isOwn: true, registersNew: true,
-                                    policy: policy, into: &result.entities[name, default: .init()])
-                }
+                try table.merge(sealed.operations, run: run, sequence: submission.sequence, isOwn: true, registersNew: true,
+                                policy: policy, into: &result.entities[name, default: .init()])
             }
         } else {
             // A worker: nobody observes it, so its copies take what it saved when next read.

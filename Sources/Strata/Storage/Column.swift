@@ -36,6 +36,13 @@ struct Column: Sendable {
         lengths.append(contentsOf: repeatElement(0, count: count))
     }
 
+    /// Removes the last `count` cells (of free slots: NULL, holding no arena bytes).
+    mutating func removeLast(_ count: Int) {
+        tags.removeLast(count)
+        payloads.removeLast(count)
+        lengths.removeLast(count)
+    }
+
     mutating func reserveCapacity(_ cells: Int) {
         tags.reserveCapacity(cells)
         payloads.reserveCapacity(cells)

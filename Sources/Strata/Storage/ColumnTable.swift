@@ -72,6 +72,9 @@ final class ColumnTable {
     /// The arena's size in bytes: live and garbage.
     var arenaByteCount: Int { arena.count }
 
+    /// The number of slots, free ones included.
+    var slotCount: Int { liveFlags.count }
+
     /// The slots that hold a row, in ascending order.
     var liveSlots: [Int] { liveFlags.indices.filter { liveFlags[$0] } }
 
@@ -129,6 +132,10 @@ final class ColumnTable {
     func order(by sort: [(position: Int, ascending: Bool)]) -> RowOrder<PagedArena> {
         RowOrder(columns: columns, arena: arena, sort: sort, keyPosition: schema.primaryKeyIndex)
     }
+
+    /// Calls `body` with the table's columns and arena as they are (retained, not copied): for
+    /// reading many rows' cells in place, as grouping rows by their key cells does.
+    func withCells<R>(_ body: ([Column], PagedArena) -> R) -> R { body(columns, arena) }
 
     /// The row in `slot` as a ``RowSource`` that reads each cell only when asked.
     func rowView(at slot: Int) -> RowView { RowView(table: self, slot: slot) }
@@ -204,11 +211,26 @@ final class ColumnTable {
         return (claimSlot(hash: hash), true)
     }
 
-    /// A slot claimed for `key`, which the caller has just found absent (``slot(of:)`` returned
-    /// nil, nothing written since): as ``claim(_:)`` claims one, without looking the key up again.
-    func claimNew(_ key: DatabaseValue) -> Int {
-        assert(slot(of: key) == nil, "a key of \(schema.name) claimed twice")
-        return claimSlot(hash: KeyProbe.with(key) { $0.hash })
+    /// Where `key` is: its row's slot (nil when the table has none) and its hash, for
+    /// ``claim(_:)`` to claim a slot with no second lookup.
+    func find(_ key: DatabaseValue) -> KeyLookup {
+        KeyProbe.with(key) { probe in
+            let hash = probe.hash
+            return KeyLookup(slot: self.slot(holding: probe, hash: hash), hash: hash)
+        }
+    }
+
+    /// What ``find(_:)`` found for a key.
+    struct KeyLookup {
+        let slot: Int?
+        let hash: UInt32
+    }
+
+    /// A slot claimed for a key ``find(_:)`` has just found absent (nothing written since), as
+    /// ``claim(_:)`` claims one, without looking the key up again.
+    func claim(_ absent: KeyLookup) -> Int {
+        precondition(absent.slot == nil, "a key of \(schema.name) claimed while it has a slot")
+        return claimSlot(hash: absent.hash)
     }
 
     private func claimSlot(hash: UInt32) -> Int {
@@ -247,6 +269,32 @@ final class ColumnTable {
         readVersions.reserveCapacity(capacity)
         lastUses.reserveCapacity(capacity)
         slots.reserveCapacity(count + additional)
+    }
+
+    /// Makes sure `count` new keys find a free slot — adding what the free list lacks at the end
+    /// (``addFreeSlots(_:)``) — and returns the first slot it added (the slot count when it added
+    /// none), for ``dropFreeSlots(from:)`` to give back what was not claimed.
+    func provideFreeSlots(_ count: Int) -> Int {
+        let first = liveFlags.count
+        addFreeSlots(count - freeSlots.count)
+        return first
+    }
+
+    /// Drops the free slots at the end of the table from `first` on (what
+    /// ``provideFreeSlots(_:)`` added and no key claimed): a merge that reserved a slot for each
+    /// of its saves, some of them updates, leaves no empty slots behind.
+    func dropFreeSlots(from first: Int) {
+        var end = liveFlags.count
+        while end > first, !liveFlags[end - 1] { end -= 1 }
+        let dropped = liveFlags.count - end
+        guard dropped > 0 else { return }
+        // A free slot's cells are NULL: no arena bytes to account for.
+        for attribute in columns.indices { columns[attribute].removeLast(dropped) }
+        liveFlags.removeLast(dropped)
+        versions.removeLast(dropped)
+        readVersions.removeLast(dropped)
+        lastUses.removeLast(dropped)
+        freeSlots.removeAll { $0 >= end }
     }
 
     /// Adds `additional` free slots at the end — NULL cells, no row — in bulk, so that as many new

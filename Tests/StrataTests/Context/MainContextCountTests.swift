@@ -133,6 +133,72 @@ import Testing
         check(400)
     }
 
+    /// New rows posted together from a table (grouped by their cells: `insertNew(_:of:)`) or one
+    /// by one as new (`insertNew(_:row:)`, which keeps listed postings a list) answer as rows
+    /// inserted one by one — with numbers in both classes, NULLs, canonically equivalent text,
+    /// several levels — before and after random removals and insertions.
+    @Test(arguments: [[1, 4], [2], [3, 1]])
+    func newRowsPostedTogetherAnswerLikeRowsInsertedOneByOne(positions: [Int]) throws {
+        var (random, seed) = SeededRandom.forTest("newRowsPostedTogetherAnswerLikeRowsInsertedOneByOne \(positions)")
+        let schema = try SchemaRegistry([Note.self]).schema(for: Note.self)
+        let scores: [DatabaseValue] = [.real(0), .real(-0.0), .integer(0), .integer(1), .real(1), .real(2.5)]
+        let labels: [DatabaseValue] = [.null, .text("a"), .text("\u{E9}"), .text("e\u{301}"), .text("a long label past sixteen bytes")]
+        func row(_ id: Int) -> [DatabaseValue] {
+            [.integer(Int64(id)), .integer(Int64(random.next(3))), scores[random.next(scores.count)],
+             labels[random.next(labels.count)], .integer(Int64(random.next(2)))]
+        }
+        let table = ColumnTable(schema: schema)
+        var one = InMemoryIndex<Int>(positions: positions, schema: schema)
+        var together = InMemoryIndex<Int>(positions: positions, schema: schema)
+        var rows: [Int: [DatabaseValue]] = [:]   // by slot
+        var pending: [Int] = []
+        func add(_ id: Int) {
+            let new = row(id)
+            let slot = table.upsert(new, version: 1)
+            rows[slot] = new
+            one.insert(slot, row: new)
+            if random.next(5) == 0 { together.insertNew(slot, row: new) } else { pending.append(slot) }
+            if random.next(20) == 0 { post() }
+        }
+        func post() {
+            together.insertNew(pending, of: table)
+            pending = []
+        }
+        func check(_ step: Int) {
+            for first in [DatabaseValue.integer(0), .integer(1), .integer(2), .real(1)] + scores + labels {
+                for second in [nil, DatabaseValue.integer(0), .integer(1), .real(1), .null, .text("a")] {
+                    var equality = [positions[0]: first]
+                    if positions.count > 1, let second { equality[positions[1]] = second }
+                    let expected = one.candidates(equality).map(Set.init)
+                    #expect(together.candidates(equality).map(Set.init) == expected, "seed \(seed) step \(step): \(equality)")
+                    #expect(together.candidates(equality)?.count == expected?.count, "seed \(seed) step \(step): listed once each")
+                    #expect(together.count(exactly: equality) == one.count(exactly: equality), "seed \(seed) step \(step)")
+                }
+            }
+        }
+        for id in 0..<150 { add(id) }
+        post()
+        check(-1)
+        for step in 0..<300 {
+            let id = 150 + random.next(150)
+            if let slot = table.slot(of: .integer(Int64(id))), random.next(2) == 0 {
+                post()
+                one.remove(slot, row: rows[slot]!)
+                together.remove(slot, row: rows[slot]!)
+                table.remove(at: slot)
+                rows[slot] = nil
+            } else if table.slot(of: .integer(Int64(id))) == nil {
+                add(id)
+            }
+            if step % 25 == 0 {
+                post()
+                check(step)
+            }
+        }
+        post()
+        check(300)
+    }
+
     /// Comparisons SQLite makes across storage classes: a real key finds the integer key equal to
     /// it, a whole real the integers equal to it. The main context's key lookups and in-memory
     /// indexes must answer as SQL does. (A number against a text attribute is refused as a filter.)

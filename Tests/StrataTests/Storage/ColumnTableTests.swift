@@ -189,6 +189,36 @@ private struct ColumnTableRow: Entity {
         #expect(table.count == 4 && table.liveSlots == [first] + claimed)
     }
 
+    /// A merge gives each of its saves a slot up front and drops the ones no new key claimed:
+    /// only what the free list lacks is added, and only trailing free slots from the first added
+    /// one go — a slot freed earlier (or by the merge itself, before the added ones) stays free.
+    @Test func slotsProvidedForSavesAndNotClaimedAreDropped() throws {
+        let table = try makeTable()
+        func row(_ id: Int64) -> [DatabaseValue] {
+            [.integer(id), .integer(id), .real(0.5), .text("n\(id)"), .blob(Data([7])), .null, .null]
+        }
+        for id: Int64 in 1...4 { table.upsert(row(id), version: 1) }
+        let freed = try #require(table.remove(key: .integer(2)))
+        // One free slot already: 5 saves need 4 more.
+        let first = table.provideFreeSlots(5)
+        #expect(first == 4 && table.slotCount == 8)
+        let claimed = (10...12).map { table.claim(table.find(.integer($0))) }
+        #expect(claimed == [4, 5, 6], "added slots are claimed first, lowest first")
+        for (id, slot) in zip(10..., claimed) { table.write(row(Int64(id)), at: slot, version: 2) }
+        table.remove(at: claimed[2])
+        table.dropFreeSlots(from: first)
+        #expect(table.slotCount == 6, "slot 7 (never claimed) and slot 6 (freed since) dropped")
+        #expect(!table.isLive(at: freed) && table.count == 5)
+        // The slot freed before stays on the free list: the next new key takes it.
+        #expect(table.upsert(row(20), version: 3) == freed)
+        #expect(table.upsert(row(21), version: 3) == 6, "then a new slot at the end")
+        // Nothing to drop when nothing was added.
+        let none = table.provideFreeSlots(0)
+        table.dropFreeSlots(from: none)
+        #expect(table.slotCount == 7 && table.count == 7)
+        #expect((1...21).compactMap { table.slot(of: .integer($0)) }.map(table.row(at:)).count == 7)
+    }
+
     @Test func aRemovedSlotIsReusedWithFreshBookkeeping() throws {
         let table = try makeTable()
         func row(_ id: Int64, _ name: String) -> [DatabaseValue] {
