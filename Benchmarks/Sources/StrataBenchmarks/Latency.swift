@@ -109,6 +109,26 @@ enum LatencyScenarios {
         return samples
     }
 
+    /// What P3 cannot beat on this machine: how late a 1 ms main-actor timer fires while the same
+    /// import runs with no main context open (nothing merged, nothing published): a probe's
+    /// change becomes visible in a main-actor job, which waits as long for a core.
+    static func latenessWithoutMainContext(_ batches: [[Article]], directory: String, minimumSamples: Int) async throws -> [Double] {
+        let store = try await StrataPeer.open(directory + "/strata.sqlite")
+        let finished = Flag()
+        let importer = Task { @MainActor in
+            defer { finished.isSet = true }
+            try await StrataPeer.importThroughWorker(batches, into: store)
+        }
+        var lateness: [Double] = []
+        while !finished.isSet || lateness.count < minimumSamples {
+            lateness.append(try await timerLateness())
+            if finished.isSet && lateness.count >= minimumSamples { break }
+        }
+        try await importer.value
+        try await store.close()
+        return lateness
+    }
+
     /// P4: a read a screen makes ("unread of feed F, newest first, first 50") on the main
     /// context, every millisecond; the latency is the read call itself. The main actor's
     /// stalls (how late the 1 ms timer fired, i.e. how long merges of the import's change sets
