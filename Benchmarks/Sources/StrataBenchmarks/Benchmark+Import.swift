@@ -26,7 +26,7 @@ extension Benchmark {
             do {
                 let store = try await StrataPeer.open(strataDirectory + "/strata.sqlite")
                 try await measure(&result, .strata, objects: articles.count) {
-                    try await StrataPeer.importThroughWorker(batches, into: store)
+                    _ = try await StrataPeer.importThroughWorker(batches, into: store)
                 }
                 try expect(try await store.count(Query<Article>()) == articles.count, "Strata import count")
                 try await store.close()

@@ -11,6 +11,11 @@ struct LatencySamples: Sendable {
     var importDuration: Duration = .zero
     /// How many samples were taken after the import had persisted (to reach the minimum count).
     var samplesAfterImport = 0
+    /// P3: how long each 10,000-object import save took to become visible on the main context.
+    var importSaveToVisible: [Double] = []
+    /// P3: the latencies of the probes saved while no import save was on its way to the main
+    /// context (saved, not yet visible).
+    var valuesNotBehindImport: [Double] = []
 }
 
 /// Records when the main context sees a probe's change set (P3), by store sequence.
@@ -18,10 +23,13 @@ struct LatencySamples: Sendable {
 private final class VisibilityTracker {
     private var seen: [UInt64: ContinuousClock.Instant] = [:]
     private var waiting: [UInt64: CheckedContinuation<ContinuousClock.Instant, Never>] = [:]
+    /// When each import save became visible, by sequence.
+    private(set) var importVisible: [UInt64: ContinuousClock.Instant] = [:]
 
     func observe(_ change: ContextChange) {
-        guard change.origin == .context("probe") else { return }
         let now = ContinuousClock.now
+        if change.origin == .context("import") { importVisible[change.sequence] = now }
+        guard change.origin == .context("probe") else { return }
         if let continuation = waiting.removeValue(forKey: change.sequence) {
             continuation.resume(returning: now)
         } else {
@@ -48,7 +56,7 @@ enum LatencyScenarios {
     private static func whileImporting(
         _ batches: [[Article]], directory: String, minimumSamples: Int,
         probe: (Store, MainContext, Int) async throws -> Void
-    ) async throws -> (Duration, Int, Int) {
+    ) async throws -> (Duration, Int, Int, [(sequence: UInt64, saved: ContinuousClock.Instant)]) {
         let store = try await StrataPeer.open(directory + "/strata.sqlite")
         let main = store.mainContext
         try await main.loadResidentEntities()
@@ -56,8 +64,8 @@ enum LatencyScenarios {
         let start = ContinuousClock.now
         let importer = Task { @MainActor in
             defer { finished.isSet = true }
-            try await StrataPeer.importThroughWorker(batches, into: store)
-            return ContinuousClock.now - start
+            let saves = try await StrataPeer.importThroughWorker(batches, into: store)
+            return (ContinuousClock.now - start, saves)
         }
         var round = 0
         var afterImport = 0
@@ -66,9 +74,9 @@ enum LatencyScenarios {
             try await probe(store, main, round)
             round += 1
         }
-        let duration = try await importer.value
+        let (duration, saves) = try await importer.value
         try await store.close()
-        return (duration, round, afterImport)
+        return (duration, round, afterImport, saves)
     }
 
     /// Sleeps 1 ms on the main actor and returns how late it woke, in milliseconds: how long
@@ -86,7 +94,8 @@ enum LatencyScenarios {
         var samples = LatencySamples()
         var observation: ChangeObservation?
         var worker: WorkerContext?
-        let (duration, _, after) = try await whileImporting(batches, directory: directory, minimumSamples: minimumSamples) {
+        var probes: [(saved: ContinuousClock.Instant, visible: ContinuousClock.Instant)] = []
+        let (duration, _, after, saves) = try await whileImporting(batches, directory: directory, minimumSamples: minimumSamples) {
             store, main, round in
             if observation == nil {
                 observation = main.onChange { tracker.observe($0) }
@@ -101,9 +110,18 @@ enum LatencyScenarios {
             }
             let visible = await tracker.visible(sequence)
             samples.values.append((visible - start).milliseconds)
+            probes.append((start, visible))
             try await Task.sleep(for: .milliseconds(2))
         }
         observation?.cancel()
+        // An import save is on its way from its `save()` until the main context shows it; a probe
+        // saved meanwhile is merged after it, in store order.
+        let windows = saves.compactMap { save in tracker.importVisible[save.sequence].map { (save.saved, $0) } }
+        guard windows.count == saves.count else { throw BenchmarkError("P3: an import save never became visible") }
+        samples.importSaveToVisible = windows.map { ($1 - $0).milliseconds }
+        samples.valuesNotBehindImport = probes.filter { probe in
+            !windows.contains { probe.saved < $0.1 && probe.visible > $0.0 }
+        }.map { ($0.visible - $0.saved).milliseconds }
         samples.importDuration = duration
         samples.samplesAfterImport = after
         return samples
@@ -135,7 +153,7 @@ enum LatencyScenarios {
     /// held the main actor) are recorded separately.
     static func readLatency(_ batches: [[Article]], directory: String, minimumSamples: Int) async throws -> LatencySamples {
         var samples = LatencySamples()
-        let (duration, _, after) = try await whileImporting(batches, directory: directory, minimumSamples: minimumSamples) {
+        let (duration, _, after, _) = try await whileImporting(batches, directory: directory, minimumSamples: minimumSamples) {
             _, main, round in
             let query = StrataPeer.unreadQuery(feed: Int64(round) % DataSet.feeds, newest: true)
             let start = ContinuousClock.now

@@ -54,15 +54,22 @@ enum StrataPeer {
 
     /// P1: one worker context inserts and saves each batch; done when the root has persisted
     /// everything (the change-log triggers run for every row).
-    static func importThroughWorker(_ batches: [[Article]], into store: Store, name: String = "import") async throws {
+    /// Returns each save's store sequence and the instant just before `save()` was called.
+    @discardableResult
+    static func importThroughWorker(_ batches: [[Article]], into store: Store, name: String = "import") async throws
+        -> [(sequence: UInt64, saved: ContinuousClock.Instant)] {
         let worker = store.makeWorkerContext(name: name)
+        var saves: [(sequence: UInt64, saved: ContinuousClock.Instant)] = []
         for batch in batches {
-            try await worker.perform { worker in
+            saves.append(try await worker.perform { worker in
                 for article in batch { try worker.insert(article) }
-                try worker.save()
-            }
+                let saved = ContinuousClock.now
+                guard let submission = try worker.save() else { throw BenchmarkError("an import batch saved nothing") }
+                return (submission.sequence, saved)
+            })
         }
         try await store.persist()
+        return saves
     }
 
     /// P2: the time a worker's `save()` of `batch` takes to return (inserting is not timed).

@@ -376,16 +376,14 @@ final class EntityTable {
     ///
     /// `changed`, when the caller knows them, are the positions whose cells the row changes in a
     /// slot that holds one: the indexes move the slot only from the first level over a changed
-    /// attribute, and the snapshot order only when a sort attribute changed. A new row is
-    /// posted to the indexes unless `posting` is false (the caller posts it with others).
-    private func store(_ row: [DatabaseValue], version: UInt64, claimed: (slot: Int, isNew: Bool),
-                       changed: [Int]? = nil, posting: Bool = true) {
+    /// attribute, and the snapshot order only when a sort attribute changed.
+    private func store(_ row: [DatabaseValue], version: UInt64, claimed: (slot: Int, isNew: Bool), changed: [Int]? = nil) {
         mutationCount &+= 1
         let key = key(of: row)
         let (slot, isNew) = claimed
         if isNew {
             saved.write(row, at: slot, version: version)
-            if indexesEnabled, posting { for index in indexes.indices { indexes[index].insertNew(slot, row: row) } }
+            if indexesEnabled { for index in indexes.indices { indexes[index].insertNew(slot, row: row) } }
             ordered?.touch(slot)
         } else {
             keepReadCopy(slot, key: key, replacedAt: version)
@@ -528,10 +526,12 @@ final class EntityTable {
 
     /// Merges `run`, a run of this entity's operations in `operations`, in order.
     ///
-    /// A save of a key the table does not hold, with nothing edited or deleted under it, takes a
-    /// fresh slot and is written at once, but posted to the indexes later, together with the new
-    /// rows around it (``InMemoryIndex/insertNew(_:of:)``: one map change per distinct key) —
-    /// before any other operation of the run is merged, and at its end. Every save is given a
+    /// A save of a key the table does not hold, with nothing edited or deleted under it, claims a
+    /// slot at once (its key cell written, so a later save of the key finds it), but its row is
+    /// written and posted to the indexes later, together with the new rows around it — column by
+    /// column (``ColumnTable/writeNew(_:at:version:)``) and one index map change per distinct key
+    /// (``InMemoryIndex/insertNew(_:of:)``) — before any other operation of the run is merged,
+    /// and at its end. Every save is given a
     /// free slot up front (what the free list lacks is added in bulk) and the ones no key claimed
     /// are dropped at the end, so no row grows the columns cell by cell.
     func merge(_ operations: [ChangeSet.Operation], run: Range<Int>, sequence: UInt64, isOwn: Bool, registersNew: Bool,
@@ -539,19 +539,24 @@ final class EntityTable {
         let saves = operations[run].count { if case .save = $0 { true } else { false } }
         let firstProvided = registersNew && saves > 0 ? saved.provideFreeSlots(saves) : nil
         if registersNew { changes.reserveInserts(saves) }
-        var added: [Int] = []
-        func postAdded() {
-            guard !added.isEmpty else { return }
-            for index in indexes.indices { indexes[index].insertNew(added, of: saved) }
-            added.removeAll(keepingCapacity: true)
+        // New rows claimed (their key cells written), to be written and posted together.
+        var newSlots: [Int] = []
+        var newRows: [[DatabaseValue]] = []
+        func takeNewRows() {
+            guard !newSlots.isEmpty else { return }
+            mutationCount &+= 1
+            saved.writeNew(newRows, at: newSlots, version: sequence)
+            if indexesEnabled { for index in indexes.indices { indexes[index].insertNew(newSlots, of: saved) } }
+            newSlots.removeAll(keepingCapacity: true)
+            newRows.removeAll(keepingCapacity: true)
         }
         defer {
-            postAdded()
+            takeNewRows()
             if let firstProvided { saved.dropFreeSlots(from: firstProvided) }
         }
         for index in run {
             guard case .save(let object, _, let encoded, _) = operations[index] else {
-                postAdded()
+                takeNewRows()
                 try merge(operations[index], sequence: sequence, isOwn: isOwn, registersNew: registersNew, policy: policy,
                           into: &changes)
                 continue
@@ -564,13 +569,16 @@ final class EntityTable {
             let found = saved.find(key)
             if found.slot == nil, registersNew, edits.isEmpty || edits[key] == nil,
                deletions.isEmpty || deletions[key] == nil {
-                let slot = saved.claim(found)
-                store(row, version: sequence, claimed: (slot, true), posting: !indexesEnabled)
-                if indexesEnabled { added.append(slot) }
+                let slot = saved.claimNew(found, key: key)
+                clock += 1
+                saved.setLastUse(clock, at: slot)
+                ordered?.touch(slot)
+                newSlots.append(slot)
+                newRows.append(row)
                 changes.insert(key, attributes: attributeNames)
                 continue
             }
-            postAdded()
+            takeNewRows()
             try mergeRow(row, found: found, sequence: sequence, isOwn: isOwn, registersNew: registersNew, policy: policy,
                          changes: &changes)
         }

@@ -270,6 +270,52 @@ final class ColumnTable {
         compactIfNeeded()
     }
 
+    /// A slot claimed for a key ``find(_:)`` has just found absent, as ``claim(_:)`` claims one,
+    /// with its key cell written and its other cells NULL until ``writeNew(_:at:version:)``
+    /// writes the row: how a merge takes many new rows, then writes them column by column.
+    /// Meanwhile the key is found (``find(_:)`` compares key cells), so a second save of it
+    /// updates this slot.
+    func claimNew(_ absent: KeyLookup, key: DatabaseValue) -> Int {
+        let slot = claim(absent)
+        let (tag, payload, length) = Column.cell(key, arena: &arena)
+        _ = columns[schema.primaryKeyIndex].replace(at: slot, tag: tag, payload: payload, length: length)
+        return slot
+    }
+
+    /// Writes `rows` into `slots` — claimed by ``claimNew(_:key:)`` for their keys, nothing else
+    /// written to them since — at `version`, one column at a time: each column's cells are
+    /// written in place, with no check per cell that the column is not shared.
+    /// - Precondition: each row has one value per attribute of the schema, and its key is the
+    ///   one its slot was claimed for.
+    func writeNew(_ rows: [[DatabaseValue]], at slots: [Int], version: UInt64) {
+        precondition(rows.count == slots.count, "\(rows.count) rows of \(schema.name) for \(slots.count) slots")
+        let key = schema.primaryKeyIndex
+        for (row, slot) in zip(rows, slots) {
+            precondition(row.count == columns.count, "a row of \(schema.name) has \(columns.count) values, not \(row.count)")
+            assert(self.slot(of: row[key]) == slot, "a row of \(schema.name) written into another key's slot")
+            versions[slot] = version
+        }
+        for attribute in columns.indices where attribute != key {
+            Self.write(rows, attribute, at: slots, into: &columns[attribute], arena: &arena)
+        }
+    }
+
+    /// Writes attribute `attribute` of `rows` into the NULL cells of `slots` (their arena holds
+    /// none of their bytes: nothing becomes garbage).
+    private static func write(_ rows: [[DatabaseValue]], _ attribute: Int, at slots: [Int], into column: inout Column,
+                              arena: inout PagedArena) {
+        column.tags.withUnsafeMutableBufferPointer { tags in
+            column.payloads.withUnsafeMutableBufferPointer { payloads in
+                column.lengths.withUnsafeMutableBufferPointer { lengths in
+                    for (row, slot) in zip(rows, slots) {
+                        assert(tags[slot] == CellTag.null, "a new row written over a cell")
+                        (tags[slot], payloads[slot], lengths[slot]) = Column.cell(row[attribute], arena: &arena)
+                    }
+                }
+            }
+        }
+    }
+
     /// Makes room for `additional` more rows than the table has slots, growing at least twofold
     /// when it grows at all (so that many small reservations stay amortized O(1) per row): a save
     /// of 10,000 new objects then grows each column once instead of doubling it repeatedly.
