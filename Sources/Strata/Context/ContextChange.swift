@@ -21,14 +21,17 @@ public struct ContextChange: Sendable {
         case reload
     }
 
-    /// The changes to one entity. IDs are the stored primary-key values; use the typed accessors
-    /// on ``ContextChange`` to get `Entity.ID`s.
+    /// The changes to one entity, net over the change set: each object is listed once, by how
+    /// it differs from before the change set. IDs are the stored primary-key values; use the
+    /// typed accessors on ``ContextChange`` to get `Entity.ID`s.
     public struct EntityChanges: Sendable, Hashable {
-        /// The primary keys of the objects inserted.
+        /// The primary keys of the objects inserted: the context did not hold them before.
         public internal(set) var inserted: Set<DatabaseValue> = []
-        /// The primary keys of the objects updated, each with the attributes (coding keys) that changed.
+        /// The primary keys of the objects updated, each with the attributes (coding keys) that
+        /// changed. An object deleted and inserted again in one change set is updated in every
+        /// attribute.
         public internal(set) var updated: [DatabaseValue: Set<String>] = [:]
-        /// The primary keys of the objects deleted.
+        /// The primary keys of the objects deleted: the context held them before.
         public internal(set) var deleted: Set<DatabaseValue> = []
 
         /// Whether nothing of this entity changed.
