@@ -73,6 +73,18 @@ import Testing
         #expect(index.count(exactly: [4: .integer(1)]) == nil, "not a prefix: the index cannot answer alone")
         #expect(index.count(exactly: [1: .null]) == 0, "NULL equals nothing")
     }
+    /// Index keys for the index model tests: numbers in both classes (and both zeros), NULL,
+    /// canonically equivalent text, text past sixteen bytes.
+    static let indexScores: [DatabaseValue] = [.real(0), .real(-0.0), .integer(0), .integer(1), .real(1), .real(2.5)]
+    static let indexLabels: [DatabaseValue] = [.null, .text("a"), .text("\u{E9}"), .text("e\u{301}"),
+                                               .text("a long label past sixteen bytes")]
+
+    /// A random `Note` row with key `id`, drawn from those keys.
+    static func indexRow(_ id: Int, _ random: inout SeededRandom) -> [DatabaseValue] {
+        [.integer(Int64(id)), .integer(Int64(random.next(3))), indexScores[random.next(indexScores.count)],
+         indexLabels[random.next(indexLabels.count)], .integer(Int64(random.next(2)))]
+    }
+
     /// An index built over a block (grouping key cells by their bytes, postings listed in arrays)
     /// answers as one built object by object — numbers normalized to the attribute's class, NULL
     /// and text keys, several levels — and keeps doing so after random insertions and removals,
@@ -82,12 +94,8 @@ import Testing
         let seed = SeededRandom.seed(for: "anIndexBuiltOverABlockChangesLikeOneBuiltObjectByObject \(positions)")
         var random = SeededRandom(seed: seed)
         let schema = try SchemaRegistry([Note.self]).schema(for: Note.self)
-        let scores: [DatabaseValue] = [.real(0), .real(-0.0), .integer(0), .integer(1), .real(1), .real(2.5)]
-        let labels: [DatabaseValue] = [.null, .text("a"), .text("\u{E9}"), .text("e\u{301}"), .text("a long label past sixteen bytes")]
-        func row(_ id: Int) -> [DatabaseValue] {
-            [.integer(Int64(id)), .integer(Int64(random.next(3))), scores[random.next(scores.count)],
-             labels[random.next(labels.count)], .integer(Int64(random.next(2)))]
-        }
+        let (scores, labels) = (Self.indexScores, Self.indexLabels)
+        func row(_ id: Int) -> [DatabaseValue] { Self.indexRow(id, &random) }
         var rows: [Int: [DatabaseValue]] = [:]
         var block = ColumnBlock(schema: schema)
         var inserted = InMemoryIndex<Int>(positions: positions, schema: schema)
@@ -141,12 +149,8 @@ import Testing
     func newRowsPostedTogetherAnswerLikeRowsInsertedOneByOne(positions: [Int]) throws {
         var (random, seed) = SeededRandom.forTest("newRowsPostedTogetherAnswerLikeRowsInsertedOneByOne \(positions)")
         let schema = try SchemaRegistry([Note.self]).schema(for: Note.self)
-        let scores: [DatabaseValue] = [.real(0), .real(-0.0), .integer(0), .integer(1), .real(1), .real(2.5)]
-        let labels: [DatabaseValue] = [.null, .text("a"), .text("\u{E9}"), .text("e\u{301}"), .text("a long label past sixteen bytes")]
-        func row(_ id: Int) -> [DatabaseValue] {
-            [.integer(Int64(id)), .integer(Int64(random.next(3))), scores[random.next(scores.count)],
-             labels[random.next(labels.count)], .integer(Int64(random.next(2)))]
-        }
+        let (scores, labels) = (Self.indexScores, Self.indexLabels)
+        func row(_ id: Int) -> [DatabaseValue] { Self.indexRow(id, &random) }
         let table = ColumnTable(schema: schema)
         var one = InMemoryIndex<Int>(positions: positions, schema: schema)
         var together = InMemoryIndex<Int>(positions: positions, schema: schema)
