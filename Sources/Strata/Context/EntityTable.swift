@@ -531,9 +531,9 @@ final class EntityTable {
     /// written and posted to the indexes later, together with the new rows around it — column by
     /// column (``ColumnTable/writeNew(_:at:version:)``) and one index map change per distinct key
     /// (``InMemoryIndex/insertNew(_:of:)``) — before any other operation of the run is merged,
-    /// and at its end. Every save is given a
-    /// free slot up front (what the free list lacks is added in bulk) and the ones no key claimed
-    /// are dropped at the end, so no row grows the columns cell by cell.
+    /// and at its end. Every save is given a free slot up front (what the free list lacks is
+    /// added in bulk) and the ones no key claimed are dropped at the end, so no row grows the
+    /// columns cell by cell.
     func merge(_ operations: [ChangeSet.Operation], run: Range<Int>, sequence: UInt64, isOwn: Bool, registersNew: Bool,
                policy: MergePolicy, into changes: inout ContextChange.EntityChanges) throws {
         let saves = operations[run].count { if case .save = $0 { true } else { false } }
@@ -770,7 +770,6 @@ final class EntityTable {
         }
     }
 
-    /// The attributes whose values differ between the saved copy in `slot` and `row`.
     /// The positions of the attributes whose cells in `slot` differ from `row`'s values.
     private func changedPositions(_ slot: Int, _ row: [DatabaseValue]) -> [Int] {
         row.indices.filter { !saved.cellEquals(row[$0], at: slot, $0) }

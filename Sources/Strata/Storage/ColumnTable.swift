@@ -46,7 +46,7 @@ final class ColumnTable {
     // The cells and the bookkeeping below are `@exclusivity(unchecked)`: Swift checks each access
     // to a class's stored property at run time, and those checks were 18% of the instructions of
     // merging 10,000 new rows (several per cell and per slot). Dropping them is safe because no
-    // two accesses to one of these properties can overlap: they are private, touched only by this
+    // two accesses to one of these properties can overlap: they are written only by this
     // class's methods, on the one isolation that owns the table; they hold plain data (cells,
     // bytes, integers — no app value, so no deinit of app code runs while one is accessed); and
     // no method runs code outside this file's helpers (`Column`, `PagedArena`, `KeyHash`,
