@@ -123,11 +123,13 @@ import Testing
             }
             if random.next(3) == 0 {
                 do {
-                    try main.save()
+                    // Awaited, so that a refusal at commit is told here (else `close()` reports it).
+                    try await main.save()?.committed()
                 } catch let error as StrataError where error.code == .objectNotFound {
                     // An update of an object a failing change set below showed for a moment (the
                     // contexts show accepted saves until their failure is known, then undo them):
-                    // the store refuses it, as it should; the edits go.
+                    // the store refuses it, at the save or at its commit, as it should; the
+                    // edits go.
                     main.rollback()
                 }
             }
