@@ -92,9 +92,7 @@ final class ColumnTable {
     // MARK: Reading
 
     /// The slot of the row whose primary key is `key`, or nil when the table has none.
-    func slot(of key: DatabaseValue) -> Int? {
-        KeyProbe.with(key) { probe in slot(holding: probe, hash: probe.hash) }
-    }
+    func slot(of key: DatabaseValue) -> Int? { find(key).slot }
 
     /// The slot whose key cell holds `probe`'s value (whose hash is `hash`), or nil.
     private func slot(holding probe: KeyProbe, hash: UInt32) -> Int? {
@@ -217,12 +215,9 @@ final class ColumnTable {
     /// `readVersion` and `lastUse` 0) which ``write(_:at:version:)`` must then fill — one hash
     /// lookup either way. Between the two the caller can still read the old row of a key present.
     func claim(_ key: DatabaseValue) -> (slot: Int, isNew: Bool) {
-        let (found, hash) = KeyProbe.with(key) { probe in
-            let hash = probe.hash
-            return (self.slot(holding: probe, hash: hash), hash)
-        }
-        if let found { return (found, false) }
-        return (claimSlot(hash: hash), true)
+        let found = find(key)
+        if let slot = found.slot { return (slot, false) }
+        return (claim(found), true)
     }
 
     /// Where `key` is: its row's slot (nil when the table has none) and its hash, for
@@ -416,12 +411,9 @@ final class ColumnTable {
     /// table had no such row).
     @discardableResult
     func remove(key: DatabaseValue) -> Int? {
-        let found: (slot: Int, hash: UInt32)? = KeyProbe.with(key) { probe in
-            let hash = probe.hash
-            return self.slot(holding: probe, hash: hash).map { ($0, hash) }
-        }
-        guard let (slot, hash) = found else { return nil }
-        slots.remove(hash, slot: slot)
+        let found = find(key)
+        guard let slot = found.slot else { return nil }
+        slots.remove(found.hash, slot: slot)
         free(slot)
         return slot
     }
