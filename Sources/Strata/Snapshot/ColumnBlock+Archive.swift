@@ -24,9 +24,9 @@ extension ColumnBlock {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(count * columns.count * Self.bytesPerCell + arena.count)
         for column in columns {
-            bytes.append(contentsOf: column.tags)
-            column.payloads.withUnsafeBytes { bytes.append(contentsOf: $0) }
-            column.lengths.withUnsafeBytes { bytes.append(contentsOf: $0) }
+            column.tags.forEachPart { bytes.append(contentsOf: UnsafeRawBufferPointer($0)) }
+            column.payloads.forEachPart { bytes.append(contentsOf: UnsafeRawBufferPointer($0)) }
+            column.lengths.forEachPart { bytes.append(contentsOf: UnsafeRawBufferPointer($0)) }
         }
         bytes.append(contentsOf: arena)
         return bytes

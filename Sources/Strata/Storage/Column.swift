@@ -16,11 +16,12 @@ enum CellTag {
 ///
 /// A cell is its storage class (`tags`), its payload (an integer's or a real's bit pattern,
 /// or the arena offset of text and blob bytes) and, for text and blobs, its byte length. A free
-/// slot's cells are NULL, so they hold no arena bytes.
+/// slot's cells are NULL, so they hold no arena bytes. Each part is a ``PagedArray``: copies of a
+/// column share its pages, and a copy that writes copies only the pages it writes.
 struct Column: Sendable {
-    var tags: [UInt8] = []
-    var payloads: [UInt64] = []
-    var lengths: [UInt32] = []
+    var tags = PagedArray<UInt8>()
+    var payloads = PagedArray<UInt64>()
+    var lengths = PagedArray<UInt32>()
 
     /// Adds a NULL cell for a new slot.
     mutating func appendNull() {
@@ -31,9 +32,9 @@ struct Column: Sendable {
 
     /// Adds `count` NULL cells for new slots, in bulk.
     mutating func appendNulls(_ count: Int) {
-        tags.append(contentsOf: repeatElement(CellTag.null, count: count))
-        payloads.append(contentsOf: repeatElement(0, count: count))
-        lengths.append(contentsOf: repeatElement(0, count: count))
+        tags.append(repeating: CellTag.null, count: count)
+        payloads.append(repeating: 0, count: count)
+        lengths.append(repeating: 0, count: count)
     }
 
     /// Removes the last `count` cells (of free slots: NULL, holding no arena bytes).
@@ -47,6 +48,24 @@ struct Column: Sendable {
         tags.reserveCapacity(cells)
         payloads.reserveCapacity(cells)
         lengths.reserveCapacity(cells)
+    }
+
+    /// Makes the pages that hold the cells at `slots` this column's own, so that
+    /// ``setInOwnPages(_:at:)`` may write them (``PagedArray/makeOwn(pagesCovering:)``).
+    mutating func makeOwn(pagesCovering slots: [Int]) {
+        tags.makeOwn(pagesCovering: slots)
+        payloads.makeOwn(pagesCovering: slots)
+        lengths.makeOwn(pagesCovering: slots)
+    }
+
+    /// Writes `cell` at `slot`, whose pages ``makeOwn(pagesCovering:)`` made this column's own
+    /// since it was last copied, and returns the arena bytes its old value held.
+    mutating func setInOwnPages(_ cell: (tag: UInt8, payload: UInt64, length: UInt32), at slot: Int) -> Int {
+        let freed = tags[slot] >= CellTag.text ? Int(lengths[slot]) : 0
+        tags.setInOwnPage(cell.tag, at: slot)
+        payloads.setInOwnPage(cell.payload, at: slot)
+        lengths.setInOwnPage(cell.length, at: slot)
+        return freed
     }
 
     /// Overwrites the cell at `slot` and returns the arena bytes its old value held, which are
@@ -112,13 +131,18 @@ struct Column: Sendable {
         let count = tags.count
         precondition(payloads.count == count * 8 && lengths.count == count * 4, "a column's parts differ in length")
         let start = self.tags.count
-        self.tags.append(contentsOf: tags)
-        self.payloads.append(contentsOf: repeatElement(0, count: count))
-        self.lengths.append(contentsOf: repeatElement(0, count: count))
-        self.payloads.withUnsafeMutableBytes { UnsafeMutableRawBufferPointer(rebasing: $0[(start * 8)...]).copyMemory(from: payloads) }
-        self.lengths.withUnsafeMutableBytes { UnsafeMutableRawBufferPointer(rebasing: $0[(start * 4)...]).copyMemory(from: lengths) }
+        self.tags.append(bytes: tags)
+        self.payloads.append(bytes: payloads)
+        self.lengths.append(bytes: lengths)
         guard base > 0 else { return }
-        for cell in start..<self.tags.count where self.tags[cell] >= CellTag.text { self.payloads[cell] += base }
+        let cellTags = self.tags
+        var cell = start
+        self.payloads.updateEach(from: start) { part in
+            for index in part.indices {
+                if cellTags[cell] >= CellTag.text { part[index] += base }
+                cell += 1
+            }
+        }
     }
 
     /// The tag, payload and length of a cell holding `value`; text and blob bytes are appended to

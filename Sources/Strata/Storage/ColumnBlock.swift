@@ -2,7 +2,8 @@ import Foundation
 
 /// Rows of one entity in column form, detached from any table: what a snapshot chunk parses
 /// into and a fetch fills off the main actor, and what a ``ColumnTable`` adopts whole (in O(1)
-/// when it is empty). A value type of plain arrays, so it crosses isolation as it is.
+/// when it is empty). A value type of paged arrays (``PagedArray``), so it crosses isolation as
+/// it is, and a table adopts its columns with no cell copied.
 ///
 /// Cells are laid out as a table's are (``Column``: a tag, a payload and a length per cell;
 /// text and blob bytes in the block's own arena, offsets relative to it). Every row appended is

@@ -9,7 +9,8 @@ import Foundation
 /// in a slot (an `Int`, stable while the row lives): a removed row's slot goes on a free list and
 /// the next new key reuses it. A primary-key hash (``KeyHash``, over the key cells' bytes) maps
 /// each key to its slot, and each slot keeps the engine's bookkeeping (`version`, `readVersion`,
-/// `lastUse`) in plain arrays. Storing a row costs no heap allocation of its own.
+/// `lastUse`) in arrays of the same kind. Columns and bookkeeping are ``PagedArray``s, so a copy of the
+/// table that writes copies only the pages it writes. Storing a row costs no heap allocation of its own.
 ///
 /// ```swift
 /// let table = ColumnTable(schema: schema)
@@ -63,12 +64,12 @@ final class ColumnTable {
     /// Key → slot, for live rows (``KeyHash``: the keys stay in their column).
     @exclusivity(unchecked) private var slots = KeyHash()
     /// Per slot: whether it holds a row. (A row's key is its primary-key cell, NULL in a free slot.)
-    @exclusivity(unchecked) private var liveFlags: [Bool] = []
+    @exclusivity(unchecked) private var liveFlags = PagedArray<Bool>()
     /// Free slots, reused last freed first.
     @exclusivity(unchecked) private var freeSlots: [Int] = []
-    @exclusivity(unchecked) private var versions: [UInt64] = []
-    @exclusivity(unchecked) private var readVersions: [UInt64] = []
-    @exclusivity(unchecked) private var lastUses: [UInt64] = []
+    @exclusivity(unchecked) private var versions = PagedArray<UInt64>()
+    @exclusivity(unchecked) private var readVersions = PagedArray<UInt64>()
+    @exclusivity(unchecked) private var lastUses = PagedArray<UInt64>()
     /// Values built from rows, kept while their rows are unchanged (``ValueCache``).
     private var values: ValueCache
 
@@ -278,8 +279,8 @@ final class ColumnTable {
     }
 
     /// Writes `rows` into `slots` — claimed by ``claimNew(_:key:)`` for their keys, nothing else
-    /// written to them since — at `version`, one column at a time: each column's cells are
-    /// written in place, with no check per cell that the column is not shared.
+    /// written to them since — at `version`, one column at a time: each column first makes the
+    /// pages it writes its own, then its cells are written with no check per cell.
     /// - Precondition: each row has one value per attribute of the schema, and its key is the
     ///   one its slot was claimed for.
     func writeNew(_ rows: [[DatabaseValue]], at slots: [Int], version: UInt64) {
@@ -299,25 +300,18 @@ final class ColumnTable {
     /// none of their bytes: nothing becomes garbage).
     private static func write(_ rows: [[DatabaseValue]], _ attribute: Int, at slots: [Int], into column: inout Column,
                               arena: inout PagedArena) {
-        column.tags.withUnsafeMutableBufferPointer { tags in
-            column.payloads.withUnsafeMutableBufferPointer { payloads in
-                column.lengths.withUnsafeMutableBufferPointer { lengths in
-                    for (row, slot) in zip(rows, slots) {
-                        assert(tags[slot] == CellTag.null, "a new row written over a cell")
-                        (tags[slot], payloads[slot], lengths[slot]) = Column.cell(row[attribute], arena: &arena)
-                    }
-                }
-            }
+        column.makeOwn(pagesCovering: slots)
+        for (row, slot) in zip(rows, slots) {
+            let freed = column.setInOwnPages(Column.cell(row[attribute], arena: &arena), at: slot)
+            assert(freed == 0, "a new row written over a cell")
         }
     }
 
-    /// Makes room for `additional` more rows than the table has slots, growing at least twofold
-    /// when it grows at all (so that many small reservations stay amortized O(1) per row): a save
-    /// of 10,000 new objects then grows each column once instead of doubling it repeatedly.
+    /// Makes room for `additional` more rows than the table has slots: the key hash rehashes at
+    /// most once for a save of 10,000 new objects, and a small table's lone first page grows once
+    /// (later pages are made as they are reached, ``PagedArray``).
     func reserveCapacity(forAdditional additional: Int) {
-        let needed = liveFlags.count + additional
-        guard needed > liveFlags.capacity else { return }
-        let capacity = max(needed, liveFlags.capacity * 2)
+        let capacity = liveFlags.count + additional
         for attribute in columns.indices { columns[attribute].reserveCapacity(capacity) }
         liveFlags.reserveCapacity(capacity)
         versions.reserveCapacity(capacity)
@@ -360,10 +354,10 @@ final class ColumnTable {
         reserveCapacity(forAdditional: additional)
         let first = liveFlags.count
         for attribute in columns.indices { columns[attribute].appendNulls(additional) }
-        liveFlags.append(contentsOf: repeatElement(false, count: additional))
-        versions.append(contentsOf: repeatElement(0, count: additional))
-        readVersions.append(contentsOf: repeatElement(0, count: additional))
-        lastUses.append(contentsOf: repeatElement(0, count: additional))
+        liveFlags.append(repeating: false, count: additional)
+        versions.append(repeating: 0, count: additional)
+        readVersions.append(repeating: 0, count: additional)
+        lastUses.append(repeating: 0, count: additional)
         freeSlots.append(contentsOf: (first..<first + additional).reversed())
     }
 
@@ -453,11 +447,11 @@ final class ColumnTable {
         columns = Array(repeating: Column(), count: columns.count)
         arena = PagedArena()
         slots.removeAll()
-        liveFlags = []
+        liveFlags.removeAll()
         freeSlots = []
-        versions = []
-        readVersions = []
-        lastUses = []
+        versions.removeAll()
+        readVersions.removeAll()
+        lastUses.removeAll()
         values.removeAll()
         count = 0
         garbageByteCount = 0
@@ -484,11 +478,11 @@ final class ColumnTable {
         columns = parts.columns
         arena = adopted
         slots = parts.keyIndex
-        liveFlags = Array(repeating: true, count: rows)
+        liveFlags = PagedArray(repeating: true, count: rows)
         freeSlots = []
-        versions = Array(repeating: version, count: rows)
-        readVersions = Array(repeating: 0, count: rows)
-        lastUses = Array(repeating: 0, count: rows)
+        versions = PagedArray(repeating: version, count: rows)
+        readVersions = PagedArray(repeating: 0, count: rows)
+        lastUses = PagedArray(repeating: 0, count: rows)
         count = rows
         garbageByteCount = 0
     }
@@ -501,16 +495,18 @@ final class ColumnTable {
         let source = self.arena
         for attribute in columns.indices {
             let from = self.columns[attribute]
-            columns[attribute].reserveCapacity(slots.count)
-            for slot in slots {
+            // NULL cells first, then each written in place: fresh pages, no check per cell.
+            var column = Column()
+            column.appendNulls(slots.count)
+            for (row, slot) in slots.enumerated() {
+                let tag = from.tags[slot], length = from.lengths[slot]
                 var payload = from.payloads[slot]
-                if from.tags[slot] >= CellTag.text {
-                    payload = source.withCellBytes(payload, count: Int(from.lengths[slot])) { arena.appendCell($0) }
+                if tag >= CellTag.text {
+                    payload = source.withCellBytes(payload, count: Int(length)) { arena.appendCell($0) }
                 }
-                columns[attribute].tags.append(from.tags[slot])
-                columns[attribute].payloads.append(payload)
-                columns[attribute].lengths.append(from.lengths[slot])
+                _ = column.setInOwnPages((tag, payload, length), at: row)
             }
+            columns[attribute] = column
         }
         return ColumnBlock(schema: schema, count: slots.count, columns: columns, arena: arena)
     }

@@ -39,7 +39,7 @@ struct ValueCache {
 
     /// Keeps `value`, built from the row in `slot` at `version`; when the cache is full, first
     /// drops the least recently used half (`lastUses`: the table's per-slot clock).
-    mutating func keep(_ value: AnyObject, at slot: Int, version: UInt64, lastUses: [UInt64]) {
+    mutating func keep(_ value: AnyObject, at slot: Int, version: UInt64, lastUses: PagedArray<UInt64>) {
         guard limit > 0 else { return }
         if entries.count >= limit, entries[slot] == nil { trim(toKeep: limit / 2, lastUses: lastUses) }
         entries[slot] = Entry(version: version, box: value)
@@ -55,7 +55,7 @@ struct ValueCache {
     }
 
     /// Keeps the `keep` most recently used values.
-    private mutating func trim(toKeep keep: Int, lastUses: [UInt64]) {
+    private mutating func trim(toKeep keep: Int, lastUses: PagedArray<UInt64>) {
         let newest = entries.keys.sorted { lastUses[$0] > lastUses[$1] }
         for slot in newest.dropFirst(keep) { entries.removeValue(forKey: slot) }
     }
