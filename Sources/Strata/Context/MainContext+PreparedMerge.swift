@@ -3,8 +3,8 @@ import Foundation
 /// Large change sets are merged off the main actor.
 ///
 /// The main context copies its object graph — the copy's tables share their storage with the
-/// context's until either side writes it — and a detached task merges the change set into the
-/// copy: rows, in-memory indexes, conflicts with unsaved edits and the ``ContextChange`` to
+/// context's until either side writes it — and the context's preparation queue merges the change
+/// set into the copy: rows, in-memory indexes, conflicts with unsaved edits and the ``ContextChange`` to
 /// publish. Meanwhile the main actor keeps serving reads from the graph as it was, logging which
 /// saved copies it hands out, and change sets accepted after this one wait in the mailbox. When
 /// the task is done, one short main-actor job adopts the copy's tables (the reads made meanwhile
@@ -40,9 +40,9 @@ extension MainContext {
                                       attempt: attempt)
         self.preparation = preparation
         mailbox.withLock { $0.preparing = [.accepted(sequence, changes)] }
-        Task.detached(priority: .userInitiated) { [weak self] in
+        preparationQueue.async { [weak self] in
             prepared.run(sequence: sequence, changes: changes)
-            await self?.finishPreparation(preparation.id, prepared)
+            Task { @MainActor in self?.finishPreparation(preparation.id, prepared) }
         }
     }
 

@@ -70,6 +70,10 @@ public final class MainContext {
     /// The merge being prepared off the main actor, if any (see `MainContext+PreparedMerge`).
     var preparation: Preparation?
     var preparationCount: UInt64 = 0
+    /// Where merges are prepared: a serial queue of its own, not Swift's cooperative thread pool,
+    /// whose threads (as many as cores) the app's worker contexts may all be busy on — a merge
+    /// waiting for one of them waited up to 7 ms before it started.
+    nonisolated let preparationQueue = DispatchQueue(label: "strata.main-context.merge-preparation", qos: .userInitiated)
     /// The size (objects an operation reaches) from which a change set is merged off the main
     /// actor, on a copy of the context's tables, rather than in place.
     var preparedMergeThreshold = 1_000

@@ -7,9 +7,9 @@ import Foundation
 /// nothing else references. Its tables are new instances; what they share with the main
 /// context's tables are copy-on-write values (arrays, dictionaries, value-type indexes), which
 /// either side copies before writing, and values that are `Sendable` (the app's entities). The
-/// detached task that merges into the copy is its only user until it finishes, and the main
-/// actor reads it only after that task has hopped to the main actor, which orders all of the
-/// task's writes before the main actor's reads.
+/// job on the main context's preparation queue that merges into the copy is its only user until
+/// it finishes, and the main actor reads it only in the main-actor task that job starts when it
+/// is done, which orders all of the job's writes before the main actor's reads.
 final class PreparedMerge: @unchecked Sendable {
     let graph: ObjectGraph
     /// The change the merge produced (nil: nothing to publish), or why it failed; nil until run.

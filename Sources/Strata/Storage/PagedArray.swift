@@ -1,3 +1,9 @@
+/// `PagedArray`'s page geometry: 4,096 elements a page. (Global: a generic type has no stored
+/// static properties.)
+let pagedArrayPageShift = 12
+let pagedArrayPageCapacity = 1 << pagedArrayPageShift
+let pagedArrayOffsetMask = pagedArrayPageCapacity - 1
+
 /// A growable array of plain data in fixed-size pages that copies share: a copy that writes
 /// copies only the pages it writes, not the whole array.
 ///
@@ -18,11 +24,11 @@
 /// or in bulk: ``makeOwn(pagesCovering:)`` once, then ``setInOwnPage(_:at:)`` per element with no
 /// check per element.
 struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableCollection, Sendable {
-    static var pageShift: Int { 12 }
+    static var pageShift: Int { pagedArrayPageShift }
     /// The elements a full page holds.
-    static var pageCapacity: Int { 1 << pageShift }
+    static var pageCapacity: Int { 1 << pagedArrayPageShift }
 
-    private var pages: [Page] = []
+    private var pages: [PagedArrayPage] = []
     /// The number of elements.
     private(set) var count = 0
 
@@ -38,13 +44,13 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
     subscript(index: Int) -> Element {
         get {
             precondition(UInt(bitPattern: index) < UInt(bitPattern: count), "index \(index) out of \(count) elements")
-            return pages[index >> Self.pageShift].base[index & (Self.pageCapacity - 1)]
+            return elements(pages[index >> pagedArrayPageShift])[index & pagedArrayOffsetMask]
         }
         set {
             precondition(UInt(bitPattern: index) < UInt(bitPattern: count), "index \(index) out of \(count) elements")
-            let page = index >> Self.pageShift
+            let page = index >> pagedArrayPageShift
             makeOwn(page)
-            pages[page].base[index & (Self.pageCapacity - 1)] = newValue
+            elements(pages[page])[index & pagedArrayOffsetMask] = newValue
         }
     }
 
@@ -52,11 +58,11 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
 
     @inline(__always)
     mutating func append(_ element: Element) {
-        let offset = count & (Self.pageCapacity - 1)
-        let page = count >> Self.pageShift
+        let offset = count & pagedArrayOffsetMask
+        let page = count >> pagedArrayPageShift
         // The common case, kept small enough to inline: room in a page this array owns.
         if page < pages.count, offset < pages[page].capacity, isKnownUniquelyReferenced(&pages[page]) {
-            pages[page].base[offset] = element
+            elements(pages[page])[offset] = element
             count += 1
         } else {
             appendToNewOrSharedPage(element)
@@ -67,15 +73,15 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
     /// is shared.
     @inline(never)
     private mutating func appendToNewOrSharedPage(_ element: Element) {
-        let offset = count & (Self.pageCapacity - 1)
-        let page = count >> Self.pageShift
+        let offset = count & pagedArrayOffsetMask
+        let page = count >> pagedArrayPageShift
         if page == pages.count {
-            pages.append(Page(capacity: pages.isEmpty ? 8 : Self.pageCapacity))
+            addPage(capacity: pages.isEmpty ? 8 : pagedArrayPageCapacity)
         } else {
             makeOwn(page)
             if offset == pages[page].capacity { growFirstPage(toHold: offset + 1) }
         }
-        pages[page].base[offset] = element
+        elements(pages[page])[offset] = element
         count += 1
     }
 
@@ -99,8 +105,10 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
     mutating func removeLast(_ removed: Int) {
         precondition(removed >= 0 && removed <= count, "removing \(removed) of \(count) elements")
         count -= removed
-        let needed = (count + Self.pageCapacity - 1) >> Self.pageShift
-        if pages.count > needed { pages.removeLast(pages.count - needed) }
+        let needed = (count + pagedArrayPageCapacity - 1) >> pagedArrayPageShift
+        if pages.count > needed {
+            pages.removeLast(pages.count - needed)
+        }
     }
 
     mutating func removeAll() {
@@ -112,10 +120,12 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
     /// that ever grows in place); later pages are made as they are reached.
     mutating func reserveCapacity(_ capacity: Int) {
         guard capacity > 0 else { return }
-        if capacity > count { pages.reserveCapacity((capacity + Self.pageCapacity - 1) >> Self.pageShift) }
+        if capacity > count {
+            pages.reserveCapacity((capacity + pagedArrayPageCapacity - 1) >> pagedArrayPageShift)
+        }
         if pages.isEmpty {
-            pages.append(Page(capacity: Swift.min(capacity, Self.pageCapacity)))
-        } else if pages.count == 1, pages[0].capacity < Swift.min(capacity, Self.pageCapacity) {
+            addPage(capacity: Swift.min(capacity, pagedArrayPageCapacity))
+        } else if pages.count == 1, pages[0].capacity < Swift.min(capacity, pagedArrayPageCapacity) {
             growFirstPage(toHold: capacity)
         }
     }
@@ -127,7 +137,7 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
     mutating func makeOwn(pagesCovering indices: some Sequence<Int>) {
         var last = -1
         for index in indices {
-            let page = index >> Self.pageShift
+            let page = index >> pagedArrayPageShift
             if page != last { makeOwn(page) }
             last = page
         }
@@ -137,9 +147,9 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
     /// since the array was last copied: no check that the page is not shared.
     mutating func setInOwnPage(_ element: Element, at index: Int) {
         precondition(UInt(bitPattern: index) < UInt(bitPattern: count), "index \(index) out of \(count) elements")
-        let page = index >> Self.pageShift
+        let page = index >> pagedArrayPageShift
         assert(isKnownUniquelyReferenced(&pages[page]), "a shared page written")
-        pages[page].base[index & (Self.pageCapacity - 1)] = element
+        elements(pages[page])[index & pagedArrayOffsetMask] = element
     }
 
     /// Calls `body` with the elements from `start` on, a page's part at a time, each part made
@@ -147,10 +157,10 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
     mutating func updateEach(from start: Int, _ body: (UnsafeMutableBufferPointer<Element>) -> Void) {
         var index = start
         while index < count {
-            let page = index >> Self.pageShift, offset = index & (Self.pageCapacity - 1)
-            let length = Swift.min(count - index, Self.pageCapacity - offset)
+            let page = index >> pagedArrayPageShift, offset = index & pagedArrayOffsetMask
+            let length = Swift.min(count - index, pagedArrayPageCapacity - offset)
             makeOwn(page)
-            body(UnsafeMutableBufferPointer(start: pages[page].base + offset, count: length))
+            body(UnsafeMutableBufferPointer(start: elements(pages[page]) + offset, count: length))
             index += length
         }
     }
@@ -159,8 +169,8 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
     func forEachPart(_ body: (UnsafeBufferPointer<Element>) -> Void) {
         var index = 0
         for page in pages where index < count {
-            let length = Swift.min(count - index, Self.pageCapacity)
-            body(UnsafeBufferPointer(start: page.base, count: length))
+            let length = Swift.min(count - index, pagedArrayPageCapacity)
+            body(UnsafeBufferPointer(start: elements(page), count: length))
             index += length
         }
     }
@@ -173,6 +183,23 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
 
     // MARK: Internals
 
+    /// Adds a new page for `capacity` elements at the end.
+    private mutating func addPage(capacity: Int) {
+        let page = PagedArrayPage(capacity: capacity, stride: MemoryLayout<Element>.stride,
+                                  alignment: MemoryLayout<Element>.alignment)
+        pages.append(page)
+    }
+
+    /// Puts `replacement` (a copy) in place of page `page`.
+    private mutating func setPage(_ page: Int, _ replacement: PagedArrayPage) {
+        pages[page] = replacement
+    }
+
+    /// A page's memory, as this array's elements.
+    private func elements(_ page: PagedArrayPage) -> UnsafeMutablePointer<Element> {
+        page.bytes.assumingMemoryBound(to: Element.self)
+    }
+
     /// Appends `added` elements, calling `fill` with each page's part of the new space (raw
     /// memory the call must initialize) in order.
     private mutating func appendSpace(_ added: Int, _ fill: (UnsafeMutableBufferPointer<Element>) -> Void) {
@@ -180,16 +207,16 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
         reserveCapacity(count + added)
         var remaining = added
         while remaining > 0 {
-            let offset = count & (Self.pageCapacity - 1)
-            let page = count >> Self.pageShift
+            let offset = count & pagedArrayOffsetMask
+            let page = count >> pagedArrayPageShift
             if page == pages.count {
-                pages.append(Page(capacity: pages.isEmpty ? Swift.max(8, Swift.min(remaining, Self.pageCapacity)) : Self.pageCapacity))
+                addPage(capacity: pages.isEmpty ? Swift.max(8, Swift.min(remaining, pagedArrayPageCapacity)) : pagedArrayPageCapacity)
             } else {
                 makeOwn(page)
                 if offset == pages[page].capacity { growFirstPage(toHold: offset + remaining) }
             }
             let length = Swift.min(remaining, pages[page].capacity - offset)
-            fill(UnsafeMutableBufferPointer(start: pages[page].base + offset, count: length))
+            fill(UnsafeMutableBufferPointer(start: elements(pages[page]) + offset, count: length))
             count += length
             remaining -= length
         }
@@ -198,8 +225,8 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
     /// Copies page `page` when another array shares it.
     private mutating func makeOwn(_ page: Int) {
         if !isKnownUniquelyReferenced(&pages[page]) {
-            pages[page] = pages[page].copy(count: Swift.min(count - (page << Self.pageShift), pages[page].capacity),
-                                           capacity: pages[page].capacity)
+            setPage(page, pages[page].copy(count: Swift.min(count - (page << pagedArrayPageShift), pages[page].capacity),
+                                           capacity: pages[page].capacity))
         }
     }
 
@@ -207,33 +234,38 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
     /// full page).
     private mutating func growFirstPage(toHold elements: Int) {
         precondition(pages.count == 1, "only a lone first page grows")
-        let capacity = Swift.min(Self.pageCapacity, Swift.max(elements, pages[0].capacity * 2))
-        pages[0] = pages[0].copy(count: Swift.min(count, pages[0].capacity), capacity: capacity)
+        let capacity = Swift.min(pagedArrayPageCapacity, Swift.max(elements, pages[0].capacity * 2))
+        setPage(0, pages[0].copy(count: Swift.min(count, pages[0].capacity), capacity: capacity))
+    }
+}
+
+/// One page of a ``PagedArray``: raw memory for `capacity` elements of `stride` bytes, freed with
+/// the page. Not generic, so that unoptimized builds need no generic metadata to reach a page.
+// @unchecked Sendable: a page's memory is written only through a `PagedArray` mutating method,
+// and only after `isKnownUniquelyReferenced` proved that array holds the page's only reference
+// (or the page was just made and is not yet shared); a page two arrays share — in any isolation
+// — is only read, and a reader's reference keeps it alive. So no page is ever written while
+// another thread can read it. Elements are `BitwiseCopyable`: freeing the memory deinitializes
+// nothing.
+final class PagedArrayPage: @unchecked Sendable {
+    let bytes: UnsafeMutableRawPointer
+    let capacity: Int
+    let stride: Int
+    let alignment: Int
+
+    init(capacity: Int, stride: Int, alignment: Int) {
+        self.capacity = capacity
+        self.stride = stride
+        self.alignment = alignment
+        bytes = .allocate(byteCount: capacity * stride, alignment: alignment)
     }
 
-    /// One page: raw memory for `capacity` elements, freed with the page.
-    // @unchecked Sendable: a page's memory is written only through a `PagedArray` mutating
-    // method, and only after `isKnownUniquelyReferenced` proved that array holds the page's only
-    // reference (or the page was just made and is not yet shared); a page two arrays share — in
-    // any isolation — is only read, and a reader's reference keeps it alive. So no page is ever
-    // written while another thread can read it. Elements are `BitwiseCopyable`: freeing the
-    // memory deinitializes nothing.
-    final class Page: @unchecked Sendable {
-        let base: UnsafeMutablePointer<Element>
-        let capacity: Int
+    deinit { bytes.deallocate() }
 
-        init(capacity: Int) {
-            self.capacity = capacity
-            base = .allocate(capacity: capacity)
-        }
-
-        deinit { base.deallocate() }
-
-        /// A page of `capacity` whose first `count` elements are this page's.
-        func copy(count: Int, capacity: Int) -> Page {
-            let copy = Page(capacity: capacity)
-            copy.base.initialize(from: base, count: count)
-            return copy
-        }
+    /// A page of `capacity` elements whose first `count` elements are this page's.
+    func copy(count: Int, capacity: Int) -> PagedArrayPage {
+        let copy = PagedArrayPage(capacity: capacity, stride: stride, alignment: alignment)
+        copy.bytes.copyMemory(from: bytes, byteCount: count * stride)
+        return copy
     }
 }

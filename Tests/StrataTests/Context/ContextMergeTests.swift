@@ -144,7 +144,11 @@ struct WorkerCounter: Entity, Equatable {
             // Hold the root queue inside the import's transaction, at its first insert.
             if sql.hasPrefix("INSERT INTO \"ResidentArticle\""), held.withLock({ let first = !$0; $0 = true; return first }) {
                 insideTransaction.signal()
-                _ = release.wait(timeout: .now() + 60)
+                // Released by the test once it has read; the timeout only keeps a broken test from
+                // hanging. Generous: under ThreadSanitizer, with the other concurrency suites
+                // running beside it on two cores, the rest of the import and the main context's
+                // merge of 100,000 objects took over a minute in CI.
+                _ = release.wait(timeout: .now() + 600)
             }
         }
         let store = try await Store.open(at: directory.path("s.sqlite"), entities: [ResidentArticle.self],
