@@ -529,7 +529,7 @@ final class EntityTable {
     /// A save of a key the table does not hold, with nothing edited or deleted under it, claims a
     /// slot at once (its key cell written, so a later save of the key finds it), but its row is
     /// written and posted to the indexes later, together with the new rows around it — column by
-    /// column (``ColumnTable/writeNew(_:at:version:)``) and one index map change per distinct key
+    /// column (``ColumnTable/writeNew(_:at:version:firstUse:)``) and one index map change per distinct key
     /// (``InMemoryIndex/insertNew(_:of:)``) — before any other operation of the run is merged,
     /// and at its end. Every save is given a free slot up front (what the free list lacks is
     /// added in bulk) and the ones no key claimed are dropped at the end, so no row grows the
@@ -545,7 +545,9 @@ final class EntityTable {
         func takeNewRows() {
             guard !newSlots.isEmpty else { return }
             mutationCount &+= 1
-            saved.writeNew(newRows, at: newSlots, version: sequence)
+            // Each new row's last use is a tick of the clock, in the order they were claimed.
+            saved.writeNew(newRows, at: newSlots, version: sequence, firstUse: clock + 1)
+            clock += UInt64(newSlots.count)
             if indexesEnabled { for index in indexes.indices { indexes[index].insertNew(newSlots, of: saved) } }
             newSlots.removeAll(keepingCapacity: true)
             newRows.removeAll(keepingCapacity: true)
@@ -570,8 +572,6 @@ final class EntityTable {
             if found.slot == nil, registersNew, edits.isEmpty || edits[key] == nil,
                deletions.isEmpty || deletions[key] == nil {
                 let slot = saved.claimNew(found, key: key)
-                clock += 1
-                saved.setLastUse(clock, at: slot)
                 ordered?.touch(slot)
                 newSlots.append(slot)
                 newRows.append(row)

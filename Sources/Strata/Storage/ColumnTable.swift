@@ -248,8 +248,10 @@ final class ColumnTable {
         if freeSlots.isEmpty { appendSlot() } else { freeSlots.removeLast() }
         slots.insert(hash, slot: slot)
         liveFlags[slot] = true
-        readVersions[slot] = 0
-        lastUses[slot] = 0
+        // Written only when not 0 already (a slot added in bulk is 0): each write checks that
+        // the page is not shared, a read does not.
+        if readVersions[slot] != 0 { readVersions[slot] = 0 }
+        if lastUses[slot] != 0 { lastUses[slot] = 0 }
         count += 1
         return slot
     }
@@ -279,17 +281,21 @@ final class ColumnTable {
     }
 
     /// Writes `rows` into `slots` — claimed by ``claimNew(_:key:)`` for their keys, nothing else
-    /// written to them since — at `version`, one column at a time: each column first makes the
-    /// pages it writes its own, then its cells are written with no check per cell.
+    /// written to them since — at `version`, their last uses `firstUse`, `firstUse + 1`, … in
+    /// order, one column at a time: each column (and bookkeeping array) first makes the pages it
+    /// writes its own, then its cells are written with no check per cell.
     /// - Precondition: each row has one value per attribute of the schema, and its key is the
     ///   one its slot was claimed for.
-    func writeNew(_ rows: [[DatabaseValue]], at slots: [Int], version: UInt64) {
+    func writeNew(_ rows: [[DatabaseValue]], at slots: [Int], version: UInt64, firstUse: UInt64) {
         precondition(rows.count == slots.count, "\(rows.count) rows of \(schema.name) for \(slots.count) slots")
         let key = schema.primaryKeyIndex
-        for (row, slot) in zip(rows, slots) {
+        versions.makeOwn(pagesCovering: slots)
+        lastUses.makeOwn(pagesCovering: slots)
+        for (index, (row, slot)) in zip(rows, slots).enumerated() {
             precondition(row.count == columns.count, "a row of \(schema.name) has \(columns.count) values, not \(row.count)")
             assert(self.slot(of: row[key]) == slot, "a row of \(schema.name) written into another key's slot")
-            versions[slot] = version
+            versions.setInOwnPage(version, at: slot)
+            lastUses.setInOwnPage(firstUse + UInt64(index), at: slot)
         }
         for attribute in columns.indices where attribute != key {
             Self.write(rows, attribute, at: slots, into: &columns[attribute], arena: &arena)
