@@ -3,14 +3,15 @@ import Foundation
 /// The saved rows of one entity, held in memory column by column: the storage engine of the
 /// contexts.
 ///
-/// Each attribute is a ``Column`` (see `Column.swift`) of fixed-width cells (a storage-class tag, a 64-bit payload and
-/// a byte length), and the text and blob bytes of the whole table live in one arena, in pages
-/// that copies of the table share (``PagedArena``: a copy that writes copies at most one page). A row lives
-/// in a slot (an `Int`, stable while the row lives): a removed row's slot goes on a free list and
-/// the next new key reuses it. A primary-key hash (``KeyHash``, over the key cells' bytes) maps
-/// each key to its slot, and each slot keeps the engine's bookkeeping (`version`, `readVersion`,
-/// `lastUse`) in arrays of the same kind. Columns and bookkeeping are ``PagedArray``s, so a copy of the
-/// table that writes copies only the pages it writes. Storing a row costs no heap allocation of its own.
+/// Each attribute is a ``Column`` (see `Column.swift`) of fixed-width cells (a storage-class tag,
+/// a 64-bit payload and a byte length), and the text and blob bytes of the whole table live in
+/// one arena, in pages that copies of the table share (``PagedArena``: a copy that writes copies
+/// at most one page). A row lives in a slot (an `Int`, stable while the row lives): a removed
+/// row's slot goes on a free list and the next new key reuses it. A primary-key hash
+/// (``KeyHash``, over the key cells' bytes) maps each key to its slot, and each slot keeps the
+/// engine's bookkeeping (`version`, `readVersion`, `lastUse`) in per-slot arrays. Columns and
+/// bookkeeping are ``PagedArray``s: a copy of the table that writes copies only the pages it
+/// writes. Storing a row costs no heap allocation of its own.
 ///
 /// ```swift
 /// let table = ColumnTable(schema: schema)
@@ -50,7 +51,7 @@ final class ColumnTable {
     // two accesses to one of these properties can overlap: they are written only by this
     // class's methods, on the one isolation that owns the table; they hold plain data (cells,
     // bytes, integers — no app value, so no deinit of app code runs while one is accessed); and
-    // no method runs code outside this file's helpers (`Column`, `PagedArena`, `KeyHash`,
+    // no method runs code outside this file's helpers (`Column`, `PagedArray`, `PagedArena`, `KeyHash`,
     // `KeyProbe`, `RowOrder`, all of which take what they need as arguments) while an access is
     // open — `withCells(_:)` and `order(by:)` hand out copies. The value cache, which holds app
     // values, stays checked.
