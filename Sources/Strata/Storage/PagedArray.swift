@@ -17,16 +17,15 @@ let pagedArrayOffsetMask = pagedArrayPageCapacity - 1
 /// Elements are `BitwiseCopyable` (tags, payloads, flags, counters): pages are raw memory that is
 /// copied with `memcpy` and freed without deinitializing anything. Every page holds
 /// ``pageCapacity`` elements except a lone first page, which grows by doubling until it is full
-/// (so a table of five rows does not take 50 KB per column). Element `i` is at
-/// `pages[i >> pageShift][i & (pageCapacity - 1)]`.
+/// (so a table of five rows does not take 50 KB per column). Element `i` is at offset
+/// `i & pagedArrayOffsetMask` of page `i >> pagedArrayPageShift`.
 ///
 /// Writes go through ``subscript(_:)`` (copying the page first when another array shares it),
 /// or in bulk: ``makeOwn(pagesCovering:)`` once, then ``setInOwnPage(_:at:)`` per element with no
 /// check per element.
 struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableCollection, Sendable {
-    static var pageShift: Int { pagedArrayPageShift }
     /// The elements a full page holds.
-    static var pageCapacity: Int { 1 << pagedArrayPageShift }
+    static var pageCapacity: Int { pagedArrayPageCapacity }
 
     private var pages: [PagedArrayPage] = []
     /// The number of elements.
