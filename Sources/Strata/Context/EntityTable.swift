@@ -490,8 +490,8 @@ final class EntityTable {
     /// observes, keeps what it saved.
     func applyOwnSave(_ operation: ChangeSet.Operation, sequence: UInt64) {
         switch operation {
-        case .save(_, _, let row, _):
-            guard let row else { preconditionFailure("a save of \(schema.name) applied before its change set was sealed") }
+        case .save(let save):
+            guard let row = save.row else { preconditionFailure("a save of \(schema.name) applied before its change set was sealed") }
             store(row, version: sequence)
         case .delete(_, let key):
             remove(key, sequence: sequence)
@@ -536,7 +536,7 @@ final class EntityTable {
     /// columns cell by cell.
     func merge(_ operations: [ChangeSet.Operation], run: Range<Int>, sequence: UInt64, isOwn: Bool, registersNew: Bool,
                policy: MergePolicy, into changes: inout ContextChange.EntityChanges) throws {
-        let saves = operations[run].count { if case .save = $0 { true } else { false } }
+        let saves = operations[run].count(where: \.isSave)
         let firstProvided = registersNew && saves > 0 ? saved.provideFreeSlots(saves) : nil
         if registersNew { changes.reserveInserts(saves) }
         // New rows claimed (their key cells written), to be written and posted together.
@@ -557,16 +557,16 @@ final class EntityTable {
             if let firstProvided { saved.dropFreeSlots(from: firstProvided) }
         }
         for index in run {
-            guard case .save(let object, _, let encoded, _) = operations[index] else {
+            guard case .save(let save) = operations[index] else {
                 takeNewRows()
                 try merge(operations[index], sequence: sequence, isOwn: isOwn, registersNew: registersNew, policy: policy,
                           into: &changes)
                 continue
             }
-            guard type(of: object) == entityType else {
+            guard type(of: save.object) == entityType else {
                 throw StrataError(.unknownEntity, "entity name \(schema.name) is used by two types", entity: schema.name)
             }
-            let row = try encoded ?? encode(object)
+            let row = try save.row ?? encode(save.object)
             let key = key(of: row)
             let found = saved.find(key)
             if found.slot == nil, registersNew, edits.isEmpty || edits[key] == nil,
@@ -587,8 +587,8 @@ final class EntityTable {
     private func merge(_ operation: ChangeSet.Operation, sequence: UInt64, isOwn: Bool, registersNew: Bool,
                        policy: MergePolicy, into changes: inout ContextChange.EntityChanges) throws {
         switch operation {
-        case .save(let object, _, let row, _):
-            try mergeRow(try row ?? encode(object), sequence: sequence, isOwn: isOwn, registersNew: registersNew,
+        case .save(let save):
+            try mergeRow(try save.row ?? encode(save.object), sequence: sequence, isOwn: isOwn, registersNew: registersNew,
                          policy: policy, changes: &changes)
         case .delete(_, let key):
             mergeDeletion(key, sequence: sequence, isOwn: isOwn, policy: policy, changes: &changes)

@@ -177,7 +177,7 @@ final class ObjectGraph {
         // The table and the entity's changes looked up once per run.
         for (name, run) in changes.entityRuns {
             // A table is made for an entity the context did not hold only to register saved objects.
-            let saves = registersNew && operations[run].contains { if case .save = $0 { true } else { false } }
+            let saves = registersNew && operations[run].contains(where: \.isSave)
             guard let table = saves ? try self.table(named: name) : tables[name] else { continue }
             var entityChanges = result.entities.removeValue(forKey: name) ?? .init()
             try table.merge(operations, run: run, sequence: sequence, isOwn: false, registersNew: registersNew,
@@ -276,7 +276,7 @@ final class ObjectGraph {
             for (name, run) in changes.entityRuns {
                 guard let table = storedTables[name] else { continue }
                 // Room for the new objects, made once rather than by repeated doubling.
-                table.reserve(forNew: operations[run].count { if case .save(_, .upsert, _, _) = $0 { true } else { false } })
+                table.reserve(forNew: operations[run].count { if case .save(let save) = $0 { save.mode == .upsert } else { false } })
                 for index in run { table.applyOwnSave(operations[index], sequence: sequence) }
             }
         }

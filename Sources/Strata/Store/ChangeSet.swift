@@ -14,20 +14,41 @@ import Foundation
 /// ```
 public struct ChangeSet: Sendable {
     enum Operation: Sendable {
-        /// An object to write, and its row once the store sealed the change set (encoded once,
-        /// on the submitting thread: the writer binds it, merges and overlays use it as is), and
-        /// its entity's name (asked of the type once, when the operation is made: the default
-        /// ``Entity/entityName`` costs a locked lookup).
-        case save(any Entity, SaveMode, row: [DatabaseValue]?, entity: String)
+        /// An object to write (``Save``).
+        case save(Save)
         case delete(entity: String, id: DatabaseValue)
         case bulkUpdate(entity: String, target: BulkTarget, assignments: [Assignment])
         case bulkDelete(entity: String, target: BulkTarget)
 
         var entityName: String {
             switch self {
-            case .save(_, _, _, let entity): return entity
+            case .save(let save): return save.entity
             case .delete(let entity, _), .bulkUpdate(let entity, _, _), .bulkDelete(let entity, _): return entity
             }
+        }
+
+        /// Whether this is a save.
+        var isSave: Bool { if case .save = self { true } else { false } }
+    }
+
+    /// A save's parts, in one box: an operation is copied as one reference (a merge reads
+    /// thousands out of the array; inline, each read copied the object, an existential boxed on
+    /// the heap, its row and its entity's name).
+    final class Save: Sendable {
+        let object: any Entity
+        let mode: SaveMode
+        /// The object's row once the store sealed the change set (encoded once, on the
+        /// submitting thread: the writer binds it, merges and overlays use it as is).
+        let row: [DatabaseValue]?
+        /// The object's entity's name, asked of the type once, when the operation is made (the
+        /// default ``Entity/entityName`` costs a locked lookup).
+        let entity: String
+
+        init(_ object: any Entity, _ mode: SaveMode, row: [DatabaseValue]?, entity: String) {
+            self.object = object
+            self.mode = mode
+            self.row = row
+            self.entity = entity
         }
     }
 
@@ -44,6 +65,11 @@ public struct ChangeSet: Sendable {
     }
 
     private(set) var operations: [Operation] = []
+    /// The operations in runs of one entity's, in order: what is looked up per entity (a table,
+    /// a schema) is looked up once per run — a save lists thousands of one entity in a row. Kept
+    /// as operations are appended, so that each context merging the change set does not find
+    /// them again.
+    private(set) var entityRuns: [(entity: String, range: Range<Int>)] = []
     /// The context that made the change set, if any: merges skip conflict checks for their own saves.
     var author: ContextIdentity?
 
@@ -56,17 +82,17 @@ public struct ChangeSet: Sendable {
     public var count: Int { operations.count }
 
     /// Inserts a new object. Fails (the whole change set) if the ID exists.
-    public mutating func insert<E: Entity>(_ object: E) { operations.append(.save(object, .insert, row: nil, entity: E.entityName)) }
+    public mutating func insert<E: Entity>(_ object: E) { appendSave(object, .insert, row: nil, entity: E.entityName) }
     /// Replaces an existing object. Fails (the whole change set) with ``StrataError/Code/objectNotFound`` if it does not exist.
-    public mutating func update<E: Entity>(_ object: E) { operations.append(.save(object, .update, row: nil, entity: E.entityName)) }
+    public mutating func update<E: Entity>(_ object: E) { appendSave(object, .update, row: nil, entity: E.entityName) }
     /// Inserts the object, or replaces it if its ID exists.
-    public mutating func upsert<E: Entity>(_ object: E) { operations.append(.save(object, .upsert, row: nil, entity: E.entityName)) }
+    public mutating func upsert<E: Entity>(_ object: E) { appendSave(object, .upsert, row: nil, entity: E.entityName) }
     /// Deletes an object by ID. Deleting an ID the store does not have succeeds and changes
     /// nothing: the object is absent afterwards, as asked. (An ``update(_:)`` of a missing object
     /// fails instead, because its values would be lost.) A sync can apply a server's deletions
     /// whether or not it ever had the objects.
     public mutating func delete<E: Entity>(_ type: E.Type, id: E.ID) {
-        operations.append(.delete(entity: E.entityName, id: id.databaseValue))
+        appendDelete(entity: E.entityName, key: id.databaseValue)
     }
     /// Deletes an object.
     public mutating func delete<E: Entity>(_ object: E) { delete(E.self, id: object.id) }
@@ -75,26 +101,25 @@ public struct ChangeSet: Sendable {
     public mutating func updateAll<E: Entity, C: Collection>(
         _ type: E.Type, ids: C, set values: [String: any DatabaseValueConvertible]
     ) where C.Element == E.ID {
-        operations.append(.bulkUpdate(entity: E.entityName, target: .ids(ids.map(\.databaseValue)),
-                                      assignments: Self.assignments(values)))
+        append(.bulkUpdate(entity: E.entityName, target: .ids(ids.map(\.databaseValue)), assignments: Self.assignments(values)))
     }
 
     /// Sets attributes of every object matching `filter`, in one statement, without loading them.
     public mutating func updateAll<E: Entity>(
         _ type: E.Type, where filter: Filter, set values: [String: any DatabaseValueConvertible]
     ) {
-        operations.append(.bulkUpdate(entity: E.entityName, target: .filter(filter), assignments: Self.assignments(values)))
+        append(.bulkUpdate(entity: E.entityName, target: .filter(filter), assignments: Self.assignments(values)))
     }
 
     /// Deletes every object whose ID is in `ids`, in one statement. IDs that are not in the store
     /// are skipped, as ``delete(_:id:)`` skips them.
     public mutating func deleteAll<E: Entity, C: Collection>(_ type: E.Type, ids: C) where C.Element == E.ID {
-        operations.append(.bulkDelete(entity: E.entityName, target: .ids(ids.map(\.databaseValue))))
+        append(.bulkDelete(entity: E.entityName, target: .ids(ids.map(\.databaseValue))))
     }
 
     /// Deletes every object matching `filter`, in one statement.
     public mutating func deleteAll<E: Entity>(_ type: E.Type, where filter: Filter) {
-        operations.append(.bulkDelete(entity: E.entityName, target: .filter(filter)))
+        append(.bulkDelete(entity: E.entityName, target: .filter(filter)))
     }
 
     /// Whether merging the change set reaches at least `limit` objects: one per saved or deleted
@@ -115,21 +140,6 @@ public struct ChangeSet: Sendable {
         return false
     }
 
-    /// The operations in runs of one entity's, in order: what is looked up per entity (a table,
-    /// a schema) is looked up once per run — a save lists thousands of one entity in a row.
-    var entityRuns: [(entity: String, range: Range<Int>)] {
-        var runs: [(entity: String, range: Range<Int>)] = []
-        var start = operations.startIndex
-        while start < operations.endIndex {
-            let entity = operations[start].entityName
-            var end = start + 1
-            while end < operations.endIndex, operations[end].entityName == entity { end += 1 }
-            runs.append((entity, start..<end))
-            start = end
-        }
-        return runs
-    }
-
     /// The primary keys each entity's operations name; nil for an entity with an operation by
     /// filter (any of its objects may be affected).
     func touchedKeys() -> [String: [DatabaseValue]?] {
@@ -138,7 +148,7 @@ public struct ChangeSet: Sendable {
             let entity = operation.entityName
             if result[entity] == .some(nil) { continue }
             switch operation {
-            case .save(let object, _, _, _): result[entity, default: []]?.append(object.id.databaseValue)
+            case .save(let save): result[entity, default: []]?.append(save.object.id.databaseValue)
             case .delete(_, let id): result[entity, default: []]?.append(id)
             case .bulkUpdate(_, .ids(let ids), _), .bulkDelete(_, .ids(let ids)): result[entity, default: []]?.append(contentsOf: ids)
             case .bulkUpdate(_, .filter, _), .bulkDelete(_, .filter): result[entity] = .some(nil)
@@ -166,11 +176,11 @@ public struct ChangeSet: Sendable {
         // One encoder per entity type, looked up by type (an entity's name costs a lookup of its own).
         var encoders: [ObjectIdentifier: RowEncoder] = [:]
         for index in sealed.operations.indices {
-            guard case .save(let object, let mode, nil, let entity) = sealed.operations[index] else { continue }
-            let type = ObjectIdentifier(Swift.type(of: object))
-            let encoder = try encoders[type] ?? makeEncoder(entity)
+            guard case .save(let save) = sealed.operations[index], save.row == nil else { continue }
+            let type = ObjectIdentifier(Swift.type(of: save.object))
+            let encoder = try encoders[type] ?? makeEncoder(save.entity)
             encoders[type] = encoder
-            sealed.operations[index] = .save(object, mode, row: try encoder.encode(object), entity: entity)
+            sealed.operations[index] = .save(Save(save.object, save.mode, row: try encoder.encode(save.object), entity: save.entity))
         }
         return sealed
     }
@@ -178,16 +188,38 @@ public struct ChangeSet: Sendable {
     /// Appends a save of `object`; `row`, when the caller has it, is its row (the change set is
     /// then sealed for it already).
     mutating func appendSave(_ object: any Entity, _ mode: SaveMode, row: [DatabaseValue]?, entity: String) {
-        operations.append(.save(object, mode, row: row, entity: entity))
+        append(.save(Save(object, mode, row: row, entity: entity)))
     }
 
     /// Appends a deletion by primary key.
     mutating func appendDelete(entity: String, key: DatabaseValue) {
-        operations.append(.delete(entity: entity, id: key))
+        append(.delete(entity: entity, id: key))
     }
 
     /// Appends every operation of `other`, after this one's.
-    public mutating func append(contentsOf other: ChangeSet) { operations.append(contentsOf: other.operations) }
+    public mutating func append(contentsOf other: ChangeSet) {
+        let offset = operations.count
+        operations.append(contentsOf: other.operations)
+        for (entity, range) in other.entityRuns {
+            extendRuns(entity: entity, by: range.lowerBound + offset..<range.upperBound + offset)
+        }
+    }
+
+    /// Appends `operation`, extending the last entity run or starting one.
+    private mutating func append(_ operation: Operation) {
+        let position = operations.count
+        extendRuns(entity: operation.entityName, by: position..<position + 1)
+        operations.append(operation)
+    }
+
+    /// Adds `range` (just after the last run's) of `entity`'s operations to the runs.
+    private mutating func extendRuns(entity: String, by range: Range<Int>) {
+        if let last = entityRuns.indices.last, entityRuns[last].entity == entity {
+            entityRuns[last].range = entityRuns[last].range.lowerBound..<range.upperBound
+        } else {
+            entityRuns.append((entity, range))
+        }
+    }
 
     private static func assignments(_ values: [String: any DatabaseValueConvertible]) -> [Assignment] {
         values.keys.sorted().map { Assignment(attribute: $0, value: values[$0]!.databaseValue) }

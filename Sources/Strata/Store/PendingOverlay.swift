@@ -17,7 +17,7 @@ struct PendingOverlay {
             for operation in item.changes.operations where operation.entityName == schema.name {
                 operations.append(operation)
                 switch operation {
-                case .save(let object, _, _, _): touchedIDs.append(object.id.databaseValue)
+                case .save(let save): touchedIDs.append(save.object.id.databaseValue)
                 case .delete(_, let id): touchedIDs.append(id)
                 case .bulkUpdate(_, .ids(let ids), _), .bulkDelete(_, .ids(let ids)): touchedIDs.append(contentsOf: ids)
                 case .bulkUpdate(_, .filter, _), .bulkDelete(_, .filter): hasFilterTargets = true
@@ -42,9 +42,9 @@ struct PendingOverlay {
         let key = schema.primaryKeyIndex
         for operation in operations {
             switch operation {
-            case .save(let object, let mode, let sealedRow, _):
-                let row = try sealedRow ?? encoder.encode(object)
-                if mode == .update, rows[row[key]] == nil { continue }
+            case .save(let save):
+                let row = try save.row ?? encoder.encode(save.object)
+                if save.mode == .update, rows[row[key]] == nil { continue }
                 rows[row[key]] = row
             case .delete(_, let id):
                 rows[id] = nil

@@ -95,8 +95,8 @@ final class Writer {
 
     /// The statements of an operation's entity; for a save, found by the object's type.
     func statements(for operation: ChangeSet.Operation) throws -> EntityStatements {
-        guard case .save(let object, _, _, _) = operation else { return try statements(for: operation.entityName) }
-        let type = ObjectIdentifier(Swift.type(of: object))
+        guard case .save(let save) = operation else { return try statements(for: operation.entityName) }
+        let type = ObjectIdentifier(Swift.type(of: save.object))
         if let known = entitiesByType[type] { return known }
         let entity = try statements(for: operation.entityName)
         entitiesByType[type] = entity
@@ -128,11 +128,11 @@ final class Writer {
         let entity = try statements(for: operation)
         let schema = entity.schema
         switch operation {
-        case .save(let object, let mode, let sealedRow, _):
-            let row = try sealedRow ?? entity.encoder.encode(object)
+        case .save(let save):
+            let row = try save.row ?? entity.encoder.encode(save.object)
             let key = row[schema.primaryKeyIndex]
             do {
-                switch mode {
+                switch save.mode {
                 case .insert:
                     try entity.statement(.insert, on: connection).run(row)
                     log.append(code: entity.code, op: ChangeLog.insert, key: key)
@@ -147,13 +147,13 @@ final class Writer {
                 case .update:
                     try entity.statement(.update, on: connection).run(entity.updateArguments(row))
                     if connection.changes == 0 {
-                        throw StrataError(.objectNotFound, "cannot update \(schema.name) \(object.id): it is not in the store",
-                                          entity: schema.name, objectID: "\(object.id)")
+                        throw StrataError(.objectNotFound, "cannot update \(schema.name) \(save.object.id): it is not in the store",
+                                          entity: schema.name, objectID: "\(save.object.id)")
                     }
                     log.append(code: entity.code, op: ChangeLog.update, key: key)
                 }
             } catch let error as StrataError {
-                throw error.with(entity: schema.name, objectID: "\(object.id)")
+                throw error.with(entity: schema.name, objectID: "\(save.object.id)")
             }
         case .delete(_, let id):
             // Idempotent: deleting an object that is not stored leaves it not stored, as asked
