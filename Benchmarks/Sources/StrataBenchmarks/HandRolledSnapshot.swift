@@ -1,5 +1,6 @@
 import CLZ4Bench
 import Foundation
+import Strata
 #if canImport(Glibc)
 import Glibc
 private let systemWrite = Glibc.write
@@ -10,7 +11,9 @@ private let systemWrite = Darwin.write
 
 /// P9's reference: the snapshot a programmer would write by hand for exactly this struct —
 /// fixed field order, varint-prefixed UTF-8 strings, one LZ4 frame (same frame settings as
-/// Strata: 4 MiB blocks, content checksum), then write, fsync, rename, fsync of the directory.
+/// Strata: 4 MiB blocks, no content checksum) and, as Strata guards each chunk, the XXH64 of the
+/// frame's bytes (``Snapshot/checksum(ofChunk:)``) written after it; then write, fsync, rename,
+/// fsync of the directory.
 /// Single-threaded: Strata compresses its chunks on every core, this does not.
 enum HandRolledSnapshot {
     struct Written {
@@ -50,7 +53,7 @@ enum HandRolledSnapshot {
         }
 
         var preferences = LZ4F_preferences_t()
-        preferences.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled
+        preferences.frameInfo.contentChecksumFlag = LZ4F_noContentChecksum
         preferences.frameInfo.contentSize = UInt64(buffer.count)
         preferences.frameInfo.blockSizeID = LZ4F_max4MB
         let bound = LZ4F_compressFrameBound(buffer.count, &preferences)
@@ -61,13 +64,17 @@ enum HandRolledSnapshot {
             }
         }
         guard LZ4F_isError(size) == 0 else { throw BenchmarkError("LZ4F_compressFrame failed") }
+        let checksum = compressed.withUnsafeBytes { Snapshot.checksum(ofChunk: UnsafeRawBufferPointer(rebasing: $0[0..<size])) }
+        compressed.removeSubrange(size...)
+        withUnsafeBytes(of: checksum.littleEndian) { compressed.append(contentsOf: $0) }
+        let total = compressed.count
 
         let temporary = path + ".tmp"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         guard descriptor >= 0 else { throw BenchmarkError("open \(temporary): \(errno)") }
         var written = 0
-        while written < size {
-            let result = compressed.withUnsafeBytes { systemWrite(descriptor, $0.baseAddress! + written, size - written) }
+        while written < total {
+            let result = compressed.withUnsafeBytes { systemWrite(descriptor, $0.baseAddress! + written, total - written) }
             guard result > 0 else {
                 close(descriptor)
                 throw BenchmarkError("write \(temporary): \(errno)")
@@ -81,6 +88,6 @@ enum HandRolledSnapshot {
         guard directory >= 0 else { throw BenchmarkError("open directory: \(errno)") }
         defer { close(directory) }
         guard fsync(directory) == 0 else { throw BenchmarkError("fsync directory: \(errno)") }
-        return Written(uncompressedBytes: buffer.count, compressedBytes: size)
+        return Written(uncompressedBytes: buffer.count, compressedBytes: total)
     }
 }

@@ -21,11 +21,16 @@ struct FuzzTag: Entity {
     static let isResident = true
 }
 
-/// One fuzz input: any byte string must decode or be rejected, never trap or leak. Also
-/// exported under libFuzzer's name, for its own `main` when the linker brings that in.
+/// One fuzz input: any byte string must decode or be rejected, never trap or leak — as it is,
+/// and with its checksums rewritten to match (``SnapshotFuzzing/repairingChecksums(_:)``), so
+/// that a mutated chunk reaches decompression and the cell checks instead of stopping at its
+/// checksum. Also exported under libFuzzer's name, for its own `main` when the linker brings that in.
 @_cdecl("LLVMFuzzerTestOneInput")
 func fuzzSnapshot(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-    _ = SnapshotFuzzing.decode(UnsafeRawBufferPointer(start: data, count: size), entities: [FuzzArticle.self, FuzzTag.self])
+    let entities: [any Entity.Type] = [FuzzArticle.self, FuzzTag.self]
+    _ = SnapshotFuzzing.decode(UnsafeRawBufferPointer(start: data, count: size), entities: entities)
+    let repaired = SnapshotFuzzing.repairingChecksums(Data(bytes: data, count: size))
+    _ = repaired.withUnsafeBytes { SnapshotFuzzing.decode($0, entities: entities) }
     return 0
 }
 

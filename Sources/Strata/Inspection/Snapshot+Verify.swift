@@ -2,7 +2,7 @@ import Foundation
 
 extension Snapshot {
     /// Reads a snapshot and checks it whole, never loading it into a context: the header (magic,
-    /// format, CRC-32), every LZ4 frame of the payload (sizes and content checksums) and, when
+    /// format, CRC-32), every LZ4 frame of the payload (its checksum, sizes) and, when
     /// `schemas` is given (a store's recorded schemas, see ``StoreInspector/entities``), that the
     /// archive was written with those schemas and that every chunk holds exactly its objects'
     /// cells, each of a storage class its attribute reads.

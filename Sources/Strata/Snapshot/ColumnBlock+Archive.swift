@@ -4,7 +4,7 @@ import Foundation
 #error("snapshot chunks store cells in the host's byte order, which must be little-endian")
 #endif
 
-/// A snapshot chunk's payload (format 2): the block's cells as the contexts hold them, so that
+/// A snapshot chunk's payload (formats 2 and 3): the block's cells as the contexts hold them, so that
 /// loading is decompression and a bounds check, not a per-object decode.
 ///
 /// ```
@@ -36,33 +36,32 @@ extension ColumnBlock {
     /// attribute reads (NULL only where it is optional), no stray payload or length, text and
     /// blob bytes inside the arena. Keys are not indexed (``indexKeys()``).
     init(archived bytes: UnsafeRawBufferPointer, count: Int, schema: EntitySchema) throws(SnapshotRejection) {
+        // Every cell checked before room is made for `count` rows: a count the bytes cannot
+        // hold is refused, not allocated.
+        let arenaStart = try Self.checkArchived(bytes, count: count, schema: schema)
         self.init(schema: schema, capacity: count, reservesKeys: false)
-        try appendArchived(bytes, count: count)
+        for attribute in 0..<schema.attributes.count {
+            let column = ArchivedColumn(bytes, attribute: attribute, count: count)
+            appendColumn(attribute, tags: column.tags, payloads: column.payloads, lengths: column.lengths, rebasedBy: 0)
+        }
+        appendArena(UnsafeRawBufferPointer(rebasing: bytes[arenaStart...]), rows: count)
     }
 
-    /// Appends a chunk of `count` rows straight from its bytes, checking every cell (see
-    /// ``init(archived:count:schema:)``): cells are checked in the chunk's bytes and then copied
-    /// once, into this block's columns, so a load holds the joined block and the chunk's bytes,
-    /// never a third copy. Text and blob offsets move behind this block's arena.
-    mutating func appendArchived(_ bytes: UnsafeRawBufferPointer, count: Int) throws(SnapshotRejection) {
-        let width = schema.attributes.count
-        let (cells, overflow) = count.multipliedReportingOverflow(by: width)
+    /// Checks a chunk of `count` rows of `schema` in its bytes, every cell (see
+    /// ``init(archived:count:schema:)``), and returns where its arena starts.
+    static func checkArchived(_ bytes: UnsafeRawBufferPointer, count: Int,
+                              schema: EntitySchema) throws(SnapshotRejection) -> Int {
+        let (cells, overflow) = count.multipliedReportingOverflow(by: schema.attributes.count)
         guard !overflow, cells <= bytes.count / Self.bytesPerCell else {
             throw .undecodable("\(schema.name): a chunk of \(count) objects is larger than its \(bytes.count) bytes")
         }
         let arenaStart = cells * Self.bytesPerCell
         let arenaSize = UInt64(bytes.count - arenaStart)
-        // Check every column before appending any: a bad chunk leaves the block as it was.
-        for (attribute, schema) in schema.attributes.enumerated() {
-            try Self.check(ArchivedColumn(bytes, attribute: attribute, count: count), schema, arenaSize: arenaSize,
-                           entity: self.schema.name)
+        for (attribute, attributeSchema) in schema.attributes.enumerated() {
+            try check(ArchivedColumn(bytes, attribute: attribute, count: count), attributeSchema, arenaSize: arenaSize,
+                      entity: schema.name)
         }
-        let base = UInt64(arena.count)
-        for attribute in 0..<width {
-            let column = ArchivedColumn(bytes, attribute: attribute, count: count)
-            appendColumn(attribute, tags: column.tags, payloads: column.payloads, lengths: column.lengths, rebasedBy: base)
-        }
-        appendArena(UnsafeRawBufferPointer(rebasing: bytes[arenaStart...]), rows: count)
+        return arenaStart
     }
 
     /// One attribute's cells in a chunk's bytes, read in place (unaligned).

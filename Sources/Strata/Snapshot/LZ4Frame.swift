@@ -1,8 +1,10 @@
 import CLZ4
 import Foundation
 
-/// LZ4 frame compression (system `liblz4`) with content checksums, behind one checked path:
-/// every LZ4F result goes through ``check(_:_:)``, which turns an error code into a typed error.
+/// LZ4 frame compression (system `liblz4`), behind one checked path: every LZ4F result goes
+/// through ``check(_:_:)``, which turns an error code into a typed error. Frames carry no
+/// content checksum: a snapshot checks each frame's own bytes (``XXH64``) before decompressing
+/// it, which is faster and guards the same thing.
 enum LZ4Frame {
     static func check(_ result: Int, _ what: String) throws -> Int {
         if LZ4F_isError(result) != 0 {
@@ -11,11 +13,10 @@ enum LZ4Frame {
         return result
     }
 
-    /// Compresses `input` into one LZ4 frame that records its size and an xxHash32 checksum of
-    /// the content.
+    /// Compresses `input` into one LZ4 frame that records its size.
     static func compress(_ input: UnsafeRawBufferPointer) throws -> Data {
         var preferences = LZ4F_preferences_t()
-        preferences.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled
+        preferences.frameInfo.contentChecksumFlag = LZ4F_noContentChecksum
         preferences.frameInfo.blockChecksumFlag = LZ4F_noBlockChecksum
         preferences.frameInfo.contentSize = UInt64(input.count)
         preferences.frameInfo.blockSizeID = LZ4F_max4MB
@@ -33,8 +34,8 @@ enum LZ4Frame {
     ///
     /// A frame that ends early is reported as ``SnapshotRejection/truncated``: `LZ4F_decompress`
     /// itself only answers "more input wanted" (a non-zero hint) when the input runs out
-    /// mid-frame. Any LZ4 error (bad checksum, malformed block) or a size that differs from the
-    /// recorded one is ``SnapshotRejection/checksumMismatch``.
+    /// mid-frame. Any LZ4 error (a malformed block) or a size that differs from the recorded one
+    /// is ``SnapshotRejection/checksumMismatch``.
     static func decompress(_ input: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer)
         throws(SnapshotRejection) {
         var context: OpaquePointer?

@@ -58,60 +58,90 @@ enum SnapshotArchive {
             results.withLock { $0[index] = result }
         }
         let compressed = try results.withLock { results in try jobs.indices.map { try results[$0]!.get() } }
-        var layout: [(entity: String, fingerprint: UInt64, chunks: [(compressed: Int, uncompressed: Int, objects: Int)])] =
+        var layout: [(entity: String, fingerprint: UInt64, chunks: [(compressed: Int, uncompressed: Int, objects: Int, checksum: UInt64)])] =
             sections.map { ($0.schema.name, fingerprint($0.schema), []) }
         for (index, (section, chunk)) in jobs.enumerated() {
-            layout[section].chunks.append((compressed[index].0.count, compressed[index].1, sections[section].chunks[chunk].count))
+            let (frame, uncompressed) = compressed[index]
+            layout[section].chunks.append((frame.count, uncompressed, sections[section].chunks[chunk].count,
+                                           frame.withUnsafeBytes { XXH64.hash($0) }))
         }
         let header = SnapshotHeader.encode(storeID: storeID, generation: generation, createdAt: Date(),
                                            schemaFingerprint: fingerprint(schemas), sections: layout)
         return Written(header: header.bytes, chunks: compressed.map(\.0), described: header.header)
     }
 
-    /// Decompresses and parses one section's chunks (a batch of one per core at a time, in
-    /// parallel), checking every cell (``ColumnBlock/appendArchived(_:count:)``), and joins them
-    /// into one block sized up front. Its keys are indexed by the loader (``SnapshotLoader``),
-    /// after the file is let go. No value of the app's type is built. Each concurrent job
-    /// decompresses into one buffer of its own, reused for every chunk it takes, so that a load
-    /// holds the joined block plus one chunk per core, and touches fresh memory only for the block.
+    /// Decompresses and parses one section's chunks in parallel, each job taking every
+    /// `jobs`-th chunk, checking every cell (``ColumnBlock/checkArchived(_:count:schema:)``) and
+    /// writing the chunk straight to its place in one block sized up front (where each chunk's
+    /// rows and arena bytes go follows from the header's sizes). Its keys are indexed by the
+    /// loader (``SnapshotLoader``), after the file is let go. No value of the app's type is
+    /// built. Each job decompresses into one buffer of its own, reused for every chunk it takes,
+    /// so a load holds the block plus one chunk per core. The block's memory is first touched by
+    /// the jobs, in parallel: on first touch, fresh memory costs more than the copy into it.
     static func section(_ entry: SnapshotHeader.Entry, in file: UnsafeRawBufferPointer,
                         schema: EntitySchema) throws(SnapshotRejection) -> LoadedSection {
         let fixed = schema.attributes.count * ColumnBlock.bytesPerCell
-        let arenaBytes = entry.chunks.reduce(0) { $0 + max(0, $1.uncompressedSize - $1.objectCount * fixed) }
-        var block = ColumnBlock(schema: schema, capacity: entry.objectCount, arenaCapacity: arenaBytes, reservesKeys: false)
+        var rowStarts: [Int] = [], arenaStarts: [Int] = []
+        var rows = 0, arenaBytes = 0
+        for chunk in entry.chunks {
+            let (cells, overflow) = chunk.objectCount.multipliedReportingOverflow(by: fixed)
+            guard chunk.objectCount >= 0, !overflow, cells <= chunk.uncompressedSize else {
+                throw .undecodable("\(entry.entity): a chunk of \(chunk.objectCount) objects is larger than its \(chunk.uncompressedSize) bytes")
+            }
+            rowStarts.append(rows)
+            arenaStarts.append(arenaBytes)
+            rows += chunk.objectCount
+            arenaBytes += chunk.uncompressedSize - cells
+        }
+        guard rows == entry.objectCount else { throw .undecodable("\(entry.entity): object count mismatch") }
+        var block = ColumnBlock(schema: schema, capacity: rows, reservesKeys: false)
         let jobs = min(max(1, ProcessInfo.processInfo.activeProcessorCount), entry.chunks.count)
         let largest = entry.chunks.map(\.uncompressedSize).max() ?? 0
         let buffers = (0..<jobs).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, largest), alignment: 8) }
         defer { for buffer in buffers { buffer.deallocate() } }
-        // The file and the buffers outlive the concurrentPerform calls, which return only when
-        // every iteration has; each iteration writes only its own buffer.
-        nonisolated(unsafe) let file = file, shared = buffers
-        for first in stride(from: 0, to: entry.chunks.count, by: jobs) {
-            let chunks = Array(entry.chunks[first..<min(entry.chunks.count, first + jobs)])
-            let failures = Locked([Int: SnapshotRejection]())
-            DispatchQueue.concurrentPerform(iterations: chunks.count) { job in
-                do throws(SnapshotRejection) {
-                    try chunks[job].inflate(from: file, into: shared[job])
-                } catch {
-                    failures.withLock { $0[job] = error }
+        let failures = Locked([Int: SnapshotRejection]())
+        let places = Array(zip(rowStarts, arenaStarts))
+        block.appendUnwritten(rows: rows, arenaBytes: arenaBytes) { columns, arena in
+            // The file, the buffers and the arena outlive the concurrentPerform call, which
+            // returns only when every job has; each job writes only its own buffer and its own
+            // chunks' rows and arena bytes.
+            nonisolated(unsafe) let file = file, shared = buffers, arena = arena
+            DispatchQueue.concurrentPerform(iterations: jobs) { job in
+                for index in stride(from: job, to: entry.chunks.count, by: jobs) {
+                    do throws(SnapshotRejection) {
+                        let chunk = entry.chunks[index]
+                        try chunk.inflate(from: file, into: shared[job])
+                        let bytes = UnsafeRawBufferPointer(rebasing: shared[job][0..<chunk.uncompressedSize])
+                        let arenaStart = try ColumnBlock.checkArchived(bytes, count: chunk.objectCount, schema: schema)
+                        for (attribute, writer) in columns.enumerated() {
+                            let column = ColumnBlock.ArchivedColumn(bytes, attribute: attribute, count: chunk.objectCount)
+                            writer.write(tags: column.tags, payloads: column.payloads, lengths: column.lengths,
+                                         at: places[index].0, rebasedBy: UInt64(places[index].1))
+                        }
+                        UnsafeMutableRawBufferPointer(rebasing: arena[places[index].1...])
+                            .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[arenaStart...]))
+                    } catch {
+                        failures.withLock { $0[index] = error }
+                        return
+                    }
                 }
             }
-            for job in chunks.indices {
-                if let failure = failures.withLock({ $0[job] }) { throw failure }
-                try block.appendArchived(UnsafeRawBufferPointer(rebasing: buffers[job][0..<chunks[job].uncompressedSize]),
-                                         count: chunks[job].objectCount)
-            }
         }
-        guard block.count == entry.objectCount else { throw .undecodable("\(entry.entity): object count mismatch") }
+        // The first bad chunk in the file's order is the one reported, whichever job met it first.
+        if let (_, failure) = failures.withLock({ $0.min { $0.key < $1.key } }) { throw failure }
         return LoadedSection(block: block)
     }
 }
 
 extension SnapshotHeader.Chunk {
-    /// Decompresses this chunk of `file` into the start of `buffer` (at least its
-    /// `uncompressedSize` bytes long).
+    /// Checks this chunk's bytes in `file` against its ``checksum`` and decompresses them into the
+    /// start of `buffer` (at least its `uncompressedSize` bytes long).
+    /// - Throws: ``SnapshotRejection/checksumMismatch`` when a byte of the chunk differs from what
+    ///   was written; whatever ``LZ4Frame/decompress(_:into:)`` throws.
     func inflate(from file: UnsafeRawBufferPointer, into buffer: UnsafeMutableRawBufferPointer) throws(SnapshotRejection) {
-        try LZ4Frame.decompress(UnsafeRawBufferPointer(rebasing: file[offset..<(offset + compressedSize)]),
+        let frame = UnsafeRawBufferPointer(rebasing: file[offset..<(offset + compressedSize)])
+        guard XXH64.hash(frame) == checksum else { throw .checksumMismatch }
+        try LZ4Frame.decompress(frame,
                                 into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<uncompressedSize]))
     }
 

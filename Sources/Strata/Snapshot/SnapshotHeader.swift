@@ -5,8 +5,12 @@ import Foundation
 public struct SnapshotHeader: Sendable, Hashable {
     /// The first eight bytes of every snapshot file.
     public static let magic = Array("STRATASN".utf8)
+    /// How many times its compressed size a chunk may claim to decompress to: LZ4 writes at most
+    /// 255 bytes per byte it reads (a long match), so more cannot be true.
+    static let largestExpansion = 256
+
     /// The format version this build writes and reads.
-    public static let currentFormatVersion: UInt32 = 2
+    public static let currentFormatVersion: UInt32 = 3
 
     /// The file's format version (``currentFormatVersion`` when this build wrote it).
     public let formatVersion: UInt32
@@ -53,6 +57,8 @@ public struct SnapshotHeader: Sendable, Hashable {
         public let uncompressedSize: Int
         /// The number of objects in the frame.
         public let objectCount: Int
+        /// The ``XXH64`` hash of the frame's bytes in the file, checked before it is decompressed.
+        public let checksum: UInt64
     }
 
     /// The payload size of every section before compression.
@@ -66,7 +72,7 @@ public struct SnapshotHeader: Sendable, Hashable {
     /// Returns the bytes and the header they describe (what ``decode(_:)`` would read back from
     /// the whole file), so a writer never has to decode what it just built.
     static func encode(storeID: UUID, generation: Int64, createdAt: Date, schemaFingerprint: UInt64,
-                       sections: [(entity: String, fingerprint: UInt64, chunks: [(compressed: Int, uncompressed: Int, objects: Int)])])
+                       sections: [(entity: String, fingerprint: UInt64, chunks: [(compressed: Int, uncompressed: Int, objects: Int, checksum: UInt64)])])
         -> (bytes: Data, header: SnapshotHeader) {
         func body(payloadStart: Int) -> Data {
             var writer = ByteWriter()
@@ -86,6 +92,7 @@ public struct SnapshotHeader: Sendable, Hashable {
                     writer.append(UInt64(chunk.compressed))
                     writer.append(UInt64(chunk.uncompressed))
                     writer.append(UInt64(chunk.objects))
+                    writer.append(chunk.checksum)
                     offset += chunk.compressed
                 }
             }
@@ -108,7 +115,7 @@ public struct SnapshotHeader: Sendable, Hashable {
                   chunks: section.chunks.map { chunk in
                       defer { offset += chunk.compressed }
                       return Chunk(offset: offset, compressedSize: chunk.compressed, uncompressedSize: chunk.uncompressed,
-                                   objectCount: chunk.objects)
+                                   objectCount: chunk.objects, checksum: chunk.checksum)
                   })
         }
         let described = SnapshotHeader(formatVersion: currentFormatVersion, storeID: storeID, generation: generation,
@@ -119,6 +126,14 @@ public struct SnapshotHeader: Sendable, Hashable {
 
     /// Parses and checks a header; every problem is a ``SnapshotRejection``.
     static func decode(_ bytes: UnsafeRawBufferPointer) throws(SnapshotRejection) -> SnapshotHeader {
+        var positions: [Int] = []
+        return try decode(bytes, checksumPositions: &positions)
+    }
+
+    /// ``decode(_:)``, also listing where each chunk's ``Chunk/checksum`` is in `bytes`, in
+    /// order (for the fuzzer, which writes checksums that match its mutations).
+    static func decode(_ bytes: UnsafeRawBufferPointer,
+                       checksumPositions: inout [Int]) throws(SnapshotRejection) -> SnapshotHeader {
         if bytes.isEmpty { throw .empty }
         guard bytes.count >= 8, Array(bytes[0..<8]) == magic else { throw .badMagic }
         var reader = ByteReader(bytes, offset: 8)
@@ -132,6 +147,10 @@ public struct SnapshotHeader: Sendable, Hashable {
             guard stored == CRC32.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<(16 + size)])) else {
                 throw SnapshotRejection.checksumMismatch
             }
+            // The fixed fields (store ID, generation, date, fingerprint, entity count) are in the
+            // body: a body too short for them is not read past (a crafted file with a good CRC
+            // and an empty body trapped here).
+            guard size >= 16 + 8 + 8 + 8 + 4 else { throw SnapshotRejection.truncated }
             var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
             withUnsafeMutableBytes(of: &uuid) { destination in
                 for index in 0..<16 { destination[index] = bytes[16 + index] }
@@ -147,13 +166,26 @@ public struct SnapshotHeader: Sendable, Hashable {
                 let entityFingerprint = try reader.read(UInt64.self)
                 let objects = try reader.readSize()
                 let chunkCount = Int(try reader.read(UInt32.self))
-                guard chunkCount <= reader.remaining / 32 else { throw SnapshotRejection.truncated }
+                guard chunkCount <= reader.remaining / 40 else { throw SnapshotRejection.truncated }
                 var chunks: [Chunk] = []
                 for _ in 0..<chunkCount {
-                    let chunk = Chunk(offset: try reader.readSize(), compressedSize: try reader.readSize(),
-                                      uncompressedSize: try reader.readSize(), objectCount: try reader.readSize())
+                    let offset = try reader.readSize(), compressedSize = try reader.readSize()
+                    let uncompressedSize = try reader.readSize(), objectCount = try reader.readSize()
+                    checksumPositions.append(reader.offset)
+                    let chunk = Chunk(offset: offset, compressedSize: compressedSize, uncompressedSize: uncompressedSize,
+                                      objectCount: objectCount, checksum: try reader.read(UInt64.self))
                     guard chunk.offset >= 0, chunk.compressedSize >= 0, chunk.offset <= bytes.count,
                           chunk.compressedSize <= bytes.count - chunk.offset else { throw SnapshotRejection.truncated }
+                    // LZ4 makes at most 255 bytes of each byte it reads: a larger claim is a lie that
+                    // would make a loader allocate what the file cannot fill (a crafted header with a
+                    // good CRC asked for terabytes).
+                    // And each object takes at least one cell (13 bytes) of it.
+                    guard chunk.uncompressedSize >= 0, chunk.objectCount >= 0,
+                          chunk.uncompressedSize <= chunk.compressedSize * Self.largestExpansion,
+                          chunk.objectCount <= chunk.uncompressedSize / ColumnBlock.bytesPerCell else {
+                        throw SnapshotRejection.undecodable("a chunk of \(chunk.compressedSize) bytes claims "
+                                                            + "\(chunk.uncompressedSize) decompressed and \(chunk.objectCount) objects")
+                    }
                     chunks.append(chunk)
                 }
                 entries.append(Entry(entity: name, schemaFingerprint: entityFingerprint, objectCount: objects, chunks: chunks))
@@ -184,7 +216,8 @@ public enum SnapshotRejection: Error, Sendable, Hashable, CustomStringConvertibl
     case unsupportedFormat(Int)
     /// The file ends before its header or payload does.
     case truncated
-    /// The header's CRC-32 or a payload frame's content checksum does not match.
+    /// The header's CRC-32 or a payload frame's checksum (``Chunk/checksum``) does not match, or
+    /// a frame does not decompress to its recorded size.
     case checksumMismatch
     /// The schema (or an entity's) differs from the app's.
     case schemaChanged

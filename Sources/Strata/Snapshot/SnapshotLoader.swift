@@ -57,6 +57,11 @@ struct SnapshotLoader {
 
 /// Reading snapshot files without a store: for tools such as `strata snapshot info`.
 public enum Snapshot {
+    /// The checksum a snapshot's header records for each chunk (``SnapshotHeader/Chunk/checksum``):
+    /// XXH64 with seed 0, as the xxHash specification defines it, of the chunk's LZ4 frame as it
+    /// is in the file. Any xxHash library computes the same, so other tools can check a file.
+    public static func checksum(ofChunk bytes: UnsafeRawBufferPointer) -> UInt64 { XXH64.hash(bytes) }
+
     /// Reads and checks a snapshot's header (magic, format version, CRC-32) and table of contents.
     /// - Throws: ``SnapshotRejection`` describing what is wrong with the file.
     public static func readHeader(at path: String) throws -> SnapshotHeader {
@@ -110,6 +115,34 @@ public enum SnapshotFuzzing {
 }
 
 extension SnapshotFuzzing {
+    /// `bytes` with the header's CRC-32 and every chunk's checksum rewritten to match what they
+    /// cover, when the header can be read that far (else `bytes` as they are): the checksums
+    /// refuse any changed byte, so a fuzzer that mutates a chunk reaches decompression and the
+    /// cell checks behind them only through this.
+    public static func repairingChecksums(_ bytes: Data) -> Data {
+        var repaired = Data(bytes)   // indices from 0, whatever `bytes` is a slice of
+        guard repaired.count >= 16 else { return bytes }
+        let size = repaired.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 12, as: UInt32.self))) }
+        func writeCRC(_ data: inout Data) {
+            let crc = data.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<(16 + size)])) }
+            withUnsafeBytes(of: crc.littleEndian) { data.replaceSubrange((16 + size)..<(20 + size), with: $0) }
+        }
+        guard size <= repaired.count - 20 else { return bytes }
+        writeCRC(&repaired)
+        var positions: [Int] = []
+        guard let header = repaired.withUnsafeBytes({ try? SnapshotHeader.decode($0, checksumPositions: &positions) })
+        else { return repaired }
+        let chunks = header.entities.flatMap(\.chunks)
+        for (chunk, position) in zip(chunks, positions) {
+            let checksum = repaired.withUnsafeBytes {
+                XXH64.hash(UnsafeRawBufferPointer(rebasing: $0[chunk.offset..<(chunk.offset + chunk.compressedSize)]))
+            }
+            withUnsafeBytes(of: checksum.littleEndian) { repaired.replaceSubrange(position..<(position + 8), with: $0) }
+        }
+        writeCRC(&repaired)
+        return repaired
+    }
+
     /// A valid snapshot of `objects`, for seeding the fuzzer's corpus.
     public static func encode(_ objects: [any Entity], entities: [any Entity.Type]) throws -> Data {
         let registry = try SchemaRegistry(entities)

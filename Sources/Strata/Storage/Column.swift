@@ -145,6 +145,46 @@ struct Column: Sendable {
         }
     }
 
+    /// Appends `count` cells left unwritten, for a ``DisjointWriter`` to fill
+    /// (``PagedArray/appendUnwritten(_:)``).
+    mutating func appendUnwritten(_ count: Int) {
+        tags.appendUnwritten(count)
+        payloads.appendUnwritten(count)
+        lengths.appendUnwritten(count)
+    }
+
+    /// A writer of this column's cells that several threads may use at once, each writing cells
+    /// no other writes (``PagedArray/disjointWriter()``). The column must not be used until every
+    /// user of the writer is done.
+    mutating func disjointWriter() -> DisjointWriter {
+        DisjointWriter(tags: tags.disjointWriter(), payloads: payloads.disjointWriter(), lengths: lengths.disjointWriter())
+    }
+
+    /// Writes a column's cells from several threads at once (see ``PagedArray/DisjointWriter``).
+    struct DisjointWriter: Sendable {
+        let tags: PagedArray<UInt8>.DisjointWriter
+        let payloads: PagedArray<UInt64>.DisjointWriter
+        let lengths: PagedArray<UInt32>.DisjointWriter
+
+        /// Writes cells from `start` on, read as ``Column/append(tags:payloads:lengths:rebasedBy:)``
+        /// reads them: text and blob offsets move by `base`.
+        func write(tags: UnsafeRawBufferPointer, payloads: UnsafeRawBufferPointer, lengths: UnsafeRawBufferPointer,
+                   at start: Int, rebasedBy base: UInt64) {
+            let count = tags.count
+            precondition(payloads.count == count * 8 && lengths.count == count * 4, "a column's parts differ in length")
+            self.tags.write(bytes: tags, at: start)
+            self.lengths.write(bytes: lengths, at: start)
+            var cell = 0
+            self.payloads.update(start..<start + count) { part in
+                for index in part.indices {
+                    let payload = payloads.loadUnaligned(fromByteOffset: cell * 8, as: UInt64.self)
+                    part[index] = tags[cell] >= CellTag.text ? payload + base : payload
+                    cell += 1
+                }
+            }
+        }
+    }
+
     /// The tag, payload and length of a cell holding `value`; text and blob bytes are appended to
     /// `arena` (the payload says where).
     static func cell(_ value: DatabaseValue, arena: inout some CellArena) -> (UInt8, UInt64, UInt32) {

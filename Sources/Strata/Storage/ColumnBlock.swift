@@ -162,6 +162,23 @@ struct ColumnBlock: Sendable {
         count += rows
     }
 
+    /// Appends `rows` rows and `arenaBytes` arena bytes left unwritten, and calls `body` with a
+    /// writer per column and the new arena bytes, which several threads may write at once, each
+    /// its own rows and bytes (``Column/DisjointWriter``): a snapshot's chunks are loaded in
+    /// parallel, each straight to its place in the block. Everything appended must be written
+    /// before the block is read; a block whose filling failed is thrown away.
+    /// - Precondition: the block holds no arena bytes yet.
+    mutating func appendUnwritten<R>(rows: Int, arenaBytes: Int,
+                                     _ body: ([Column.DisjointWriter], UnsafeMutableRawBufferPointer) throws -> R) rethrows -> R {
+        precondition(arena.isEmpty, "unwritten arena bytes appended to a block that holds some")
+        for attribute in columns.indices { columns[attribute].appendUnwritten(rows) }
+        let writers = columns.indices.map { columns[$0].disjointWriter() }
+        // Left uninitialized, so that the memory is first touched by the writers, in parallel.
+        arena = [UInt8](unsafeUninitializedCapacity: arenaBytes) { _, initialized in initialized = arenaBytes }
+        count += rows
+        return try arena.withUnsafeMutableBytes { try body(writers, $0) }
+    }
+
     /// Indexes every row's primary key.
     /// - Throws: ``StrataError`` when two rows have the same key.
     mutating func indexKeys() throws {

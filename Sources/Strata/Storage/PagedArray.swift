@@ -180,6 +180,59 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
         page < pages.count && page < other.pages.count && pages[page] === other.pages[page]
     }
 
+    // MARK: Filling from several threads
+
+    /// Appends `added` elements left unwritten — they hold whatever their memory held — for
+    /// ``disjointWriter()`` to fill: a loader that knows where every part goes writes them in
+    /// parallel, and the memory is first touched there, not here. Every one must be written
+    /// before the array is read.
+    mutating func appendUnwritten(_ added: Int) {
+        appendSpace(added) { _ in }
+    }
+
+    /// A writer of this array's elements that several threads may use at once, each writing
+    /// elements no other writes (see ``DisjointWriter``). Makes every page this array's own
+    /// first. The array must not be used, nor copied, until every user of the writer is done.
+    mutating func disjointWriter() -> DisjointWriter {
+        for page in pages.indices { makeOwn(page) }
+        return DisjointWriter(pages: pages, count: count)
+    }
+
+    /// Writes a ``PagedArray``'s elements from several threads at once, made by
+    /// ``disjointWriter()``: the pages it holds are its array's own (no copy shares them, so
+    /// nobody reads them meanwhile), and its users write disjoint element ranges, so no element
+    /// is written by two threads or read while written. Its users must be joined (as
+    /// `DispatchQueue.concurrentPerform` joins its iterations) before the array is used again.
+    struct DisjointWriter: Sendable {
+        fileprivate let pages: [PagedArrayPage]
+        let count: Int
+
+        /// Calls `body` with each page's part of the elements in `range`, in order.
+        func update(_ range: Range<Int>, _ body: (UnsafeMutableBufferPointer<Element>) -> Void) {
+            precondition(range.lowerBound >= 0 && range.upperBound <= count, "elements \(range) of \(count)")
+            var index = range.lowerBound
+            while index < range.upperBound {
+                let page = index >> pagedArrayPageShift, offset = index & pagedArrayOffsetMask
+                let length = Swift.min(range.upperBound - index, pagedArrayPageCapacity - offset)
+                body(UnsafeMutableBufferPointer(start: pages[page].bytes.assumingMemoryBound(to: Element.self) + offset,
+                                                count: length))
+                index += length
+            }
+        }
+
+        /// Writes the elements whose bytes are `bytes` (unaligned, in the host's byte order)
+        /// from element `start` on.
+        func write(bytes: UnsafeRawBufferPointer, at start: Int) {
+            precondition(bytes.count % MemoryLayout<Element>.stride == 0, "\(bytes.count) bytes are not whole elements")
+            var copied = 0
+            update(start..<start + bytes.count / MemoryLayout<Element>.stride) { part in
+                let size = part.count * MemoryLayout<Element>.stride
+                UnsafeMutableRawBufferPointer(part).copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[copied..<copied + size]))
+                copied += size
+            }
+        }
+    }
+
     // MARK: Internals
 
     /// Adds a new page for `capacity` elements at the end.
@@ -244,8 +297,10 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
 // and only after `isKnownUniquelyReferenced` proved that array holds the page's only reference
 // (or the page was just made and is not yet shared); a page two arrays share — in any isolation
 // — is only read, and a reader's reference keeps it alive. So no page is ever written while
-// another thread can read it. Elements are `BitwiseCopyable`: freeing the memory deinitializes
-// nothing.
+// another thread can read it. The one other writer is a `PagedArray.DisjointWriter`, made by a
+// mutating method after the same proof for every page: while it is used its array is not, and
+// its users write disjoint elements, so no element is written by two threads or read while
+// written. Elements are `BitwiseCopyable`: freeing the memory deinitializes nothing.
 final class PagedArrayPage: @unchecked Sendable {
     let bytes: UnsafeMutableRawPointer
     let capacity: Int

@@ -12,7 +12,7 @@ private struct ArchivedRow: Entity {
     var payload: Data
 }
 
-/// Snapshot format 2 stores chunks as cells (`ColumnBlock+Archive`): what is archived parses back
+/// Snapshot formats 2 and 3 store chunks as cells (`ColumnBlock+Archive`): what is archived parses back
 /// exactly, and a chunk whose checksums hold but whose cells do not (a crafted or miswritten
 /// archive) is refused — every cell rule has a case here that breaks it.
 @Suite struct ColumnBlockArchiveTests {
@@ -35,17 +35,27 @@ private struct ArchivedRow: Entity {
         return try result.get()
     }
 
-    /// `block.appendArchived` over `bytes`, in place (so a refused chunk shows what it left).
-    private func appendArchived(_ bytes: [UInt8], count: Int, to block: inout ColumnBlock) throws {
-        var failure: SnapshotRejection?
-        bytes.withUnsafeBytes { raw in
-            do {
-                try block.appendArchived(raw, count: count)
-            } catch {
-                failure = error as? SnapshotRejection ?? .undecodable("\(error)")
-            }
+    /// A file holding one section made of `chunks` (each a chunk's bytes and object count),
+    /// each compressed and checksummed as a snapshot writes it, whatever its cells hold.
+    private func archive(_ chunks: [(bytes: [UInt8], count: Int)]) throws -> (file: Data, entry: SnapshotHeader.Entry) {
+        let frames = try chunks.map { chunk in try chunk.bytes.withUnsafeBytes { try LZ4Frame.compress($0) } }
+        let layout = zip(chunks, frames).map { chunk, frame in
+            (compressed: frame.count, uncompressed: chunk.bytes.count, objects: chunk.count,
+             checksum: frame.withUnsafeBytes { XXH64.hash($0) })
         }
-        if let failure { throw failure }
+        let (header, described) = SnapshotHeader.encode(
+            storeID: UUID(), generation: 1, createdAt: Date(), schemaFingerprint: SnapshotArchive.fingerprint([schema]),
+            sections: [(schema.name, SnapshotArchive.fingerprint(schema), layout)])
+        return (frames.reduce(header, +), try #require(described.entities.first))
+    }
+
+    /// What a load makes of the section: its chunks decompressed, checked and joined, in parallel.
+    private func load(_ chunks: [(bytes: [UInt8], count: Int)]) throws -> ColumnBlock {
+        let (file, entry) = try archive(chunks)
+        let result = file.withUnsafeBytes { bytes in
+            Result { () throws(SnapshotRejection) -> LoadedSection in try SnapshotArchive.section(entry, in: bytes, schema: schema) }
+        }
+        return try result.get().block
     }
 
     /// The offset of the cell of `attribute` for `row`, in a chunk of `count` rows: its tag, then
@@ -69,24 +79,34 @@ private struct ArchivedRow: Entity {
         let first = try sampleBlock()
         var second = ColumnBlock(schema: schema)
         try second.append([.text("other"), .integer(1), .real(1), .null, .blob(Data([9]))] as [DatabaseValue])
-        // What a load does: chunk after chunk appended from their bytes into one block.
-        var joined = ColumnBlock(schema: schema, reservesKeys: false)
-        try appendArchived(first.archived(), count: first.count, to: &joined)
-        try appendArchived(second.archived(), count: 1, to: &joined)
-        try joined.indexKeys()
-        #expect(joined.count == 51)
+        // What a load does: the chunks written straight to their places in one block, by one
+        // job per core (four chunks, so that each job takes more than one).
+        var joined = try load([(first.archived(), first.count), (second.archived(), 1),
+                               (ColumnBlock(schema: schema).archived(), 0),
+                               (first.archived(), first.count)])
+        #expect(joined.count == 101)
         #expect(joined.row(at: 50) == second.row(at: 0))
-        #expect(joined.row(at: 49) == first.row(at: 49), "arena offsets of the second chunk were rebased, the first's kept")
+        for row in 0..<first.count {
+            #expect(joined.row(at: row) == first.row(at: row), "the first chunk's offsets kept")
+            #expect(joined.row(at: 51 + row) == first.row(at: row), "the last chunk's offsets rebased")
+        }
+        #expect(throws: StrataError.self) { try joined.indexKeys() }   // the first chunk twice
 
-        try appendArchived(second.archived(), count: 1, to: &joined)
-        #expect(throws: StrataError.self) { try joined.indexKeys() }
+        var unique = try load([(first.archived(), first.count), (second.archived(), 1)])
+        try unique.indexKeys()
+        #expect(unique.row(ofKey: .text("other")) == 50)
 
-        // A bad chunk leaves the block as it was, even when only its last column is bad.
+        // A bad chunk refuses the section, even when only its last column is bad, and it is the
+        // one reported whichever job met a problem first.
         var broken = second.archived()
         broken[cellOffsets(attribute: schema.attributes.count - 1, row: 0, count: 1).tag] = 9
-        #expect(throws: SnapshotRejection.self) { try appendArchived(broken, count: 1, to: &joined) }
-        #expect(joined.count == 52)
-        #expect(joined.row(at: 51) == second.row(at: 0))
+        #expect(throws: SnapshotRejection.self) { try load([(first.archived(), first.count), (broken, 1)]) }
+        do {
+            _ = try load([(first.archived(), first.count), (broken, 1), (first.archived(), 3)])
+            Issue.record("a section with a bad chunk was loaded")
+        } catch let rejection as SnapshotRejection {
+            #expect("\(rejection)".contains("storage class 9"), "\(rejection)")
+        }
     }
 
     @Test func appendingARowChecksItAndItsKey() throws {
