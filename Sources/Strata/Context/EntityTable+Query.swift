@@ -159,7 +159,9 @@ extension EntityTable {
     /// only the first `needed` when given: rank and index packed in one integer each, so the sort
     /// compares plain integers.
     private static func orderByRank(_ slots: [Int], _ ranks: [Int32], first needed: Int?) -> [Int] {
-        var packed = slots.indices.map { UInt64(UInt32(bitPattern: ranks[slots[$0]])) << 32 | UInt64($0) }
+        // The sign bit flipped, so that unsigned order is the ranks' signed order (ranks placed at
+        // the head are negative, `SortedIndex.ranks`).
+        var packed = slots.indices.map { UInt64(UInt32(bitPattern: ranks[slots[$0]]) ^ 0x8000_0000) << 32 | UInt64($0) }
         packed.sort()
         let count = min(needed ?? packed.count, packed.count)
         return packed[..<count].map { Int(truncatingIfNeeded: $0 & 0xFFFF_FFFF) }

@@ -13,8 +13,10 @@ struct SortedIndex: Sendable {
     var order: [(position: Int, ascending: Bool)] { ordering.sort }
     /// The slots in order, as of the last settle.
     private(set) var slots: [Int] = []
-    /// Per slot, its place in ``slots`` as of the last settle (meaningless for a slot that holds
-    /// no row): a query in this order over matches an index found orders them by these integers.
+    /// Per slot, a number that increases along ``slots`` (meaningless for a slot that holds no
+    /// row): its place as of the last full ranking, moved since for rows placed into one gap
+    /// (``placeInOneGap(_:_:)``; negative below the head). A query in this order over matches an
+    /// index found orders them by these integers.
     private(set) var ranks: [Int32] = []
     /// Slots changed since (inserted, removed, or with a sort attribute changed), each once…
     private var touched: [Int] = []
@@ -45,7 +47,11 @@ struct SortedIndex: Sendable {
 
     /// Marks `slot` changed: placed again (or dropped, when it no longer holds a row) at the next settle.
     mutating func touch(_ slot: Int) {
-        if slot >= isTouched.count { isTouched.append(contentsOf: repeatElement(false, count: slot + 1 - isTouched.count)) }
+        // Grown by doubling: an import touches its new slots in increasing order, each one past
+        // the end.
+        if slot >= isTouched.count {
+            isTouched.append(contentsOf: repeatElement(false, count: Swift.max(slot + 1, 2 * isTouched.count) - isTouched.count))
+        }
         guard !isTouched[slot] else { return }
         isTouched[slot] = true
         touched.append(slot)
@@ -62,7 +68,9 @@ struct SortedIndex: Sendable {
     /// are sorted and merged back where their values now sort. Rows are compared cell by cell in
     /// place (``RowOrder``), and each changed slot finds its place by a galloping search from
     /// the previous one's, so changes that cluster in the order (new rows at its head) cost a few
-    /// comparisons each.
+    /// comparisons each. When the changes are only new rows that all sort into one gap between
+    /// the rows held (an import of newer articles), they are placed there after one search, and
+    /// only they and the shorter side of the gap are ranked (``placeInOneGap(_:_:)``).
     mutating func settle(in table: ColumnTable) {
         guard !touched.isEmpty else { return }
         let rows = table.order(by: order)
@@ -76,6 +84,7 @@ struct SortedIndex: Sendable {
             rank()
             return
         }
+        if kept.count == slots.count, placeInOneGap(fresh, rows) { return }
         var merged: [Int] = []
         merged.reserveCapacity(kept.count + fresh.count)
         var start = 0
@@ -88,6 +97,32 @@ struct SortedIndex: Sendable {
         merged.append(contentsOf: kept[start...])
         slots = merged
         rank()
+    }
+
+    /// Places `fresh` (sorted, none of them in ``slots``) when they all sort into one gap between
+    /// held rows — an import of articles newer than those held, or older than a few newest ones —
+    /// ranking only them and the shorter side of the gap, so that no slot is searched for but the
+    /// first and most ranks stay. Returns false, changing nothing, otherwise.
+    private mutating func placeInOneGap(_ fresh: [Int], _ rows: RowOrder<PagedArena>) -> Bool {
+        guard let firstFresh = fresh.first, let lastFresh = fresh.last, !slots.isEmpty else { return false }
+        let gap = rows.boundary(of: firstFresh, in: slots, from: 0)
+        if gap < slots.count, !rows.precedes(lastFresh, slots[gap]) { return false }
+        let needed = (fresh.max() ?? -1) + 1
+        if gap <= slots.count - gap {
+            // Ranked down from the first row after the gap: the rows before it, then the fresh ones.
+            let first = Int(ranks[slots[gap]]) - gap - fresh.count
+            guard first >= Int(Int32.min) else { return false }
+            if ranks.count < needed { ranks.append(contentsOf: repeatElement(0, count: needed - ranks.count)) }
+            for (offset, slot) in (slots[..<gap] + fresh).enumerated() { ranks[slot] = Int32(first + offset) }
+        } else {
+            // Ranked up from the last row before the gap: the fresh ones, then the rows after it.
+            let first = Int(ranks[slots[gap - 1]]) + 1
+            guard first + fresh.count + (slots.count - gap) <= Int(Int32.max) else { return false }
+            if ranks.count < needed { ranks.append(contentsOf: repeatElement(0, count: needed - ranks.count)) }
+            for (offset, slot) in (fresh + slots[gap...]).enumerated() { ranks[slot] = Int32(first + offset) }
+        }
+        slots.insert(contentsOf: fresh, at: gap)
+        return true
     }
 
     /// Sets ``ranks`` from ``slots``.

@@ -57,7 +57,8 @@ public struct SnapshotHeader: Sendable, Hashable {
         public let uncompressedSize: Int
         /// The number of objects in the frame.
         public let objectCount: Int
-        /// The ``XXH64`` hash of the frame's bytes in the file, checked before it is decompressed.
+        /// XXH64 (seed 0) of the frame's bytes in the file (``Snapshot/checksum(ofChunk:)``),
+        /// checked before the frame is decompressed.
         public let checksum: UInt64
     }
 
@@ -216,7 +217,7 @@ public enum SnapshotRejection: Error, Sendable, Hashable, CustomStringConvertibl
     case unsupportedFormat(Int)
     /// The file ends before its header or payload does.
     case truncated
-    /// The header's CRC-32 or a payload frame's checksum (``Chunk/checksum``) does not match, or
+    /// The header's CRC-32 or a payload frame's checksum (``SnapshotHeader/Chunk/checksum``) does not match, or
     /// a frame does not decompress to its recorded size.
     case checksumMismatch
     /// The schema (or an entity's) differs from the app's.

@@ -20,6 +20,12 @@ import Testing
         }
     }
 
+    /// Whether the index's ranks increase along its slots, as a query ordering matches by rank needs.
+    private func ranksFollowSlots(_ index: SortedIndex) -> Bool {
+        let ranks = index.slots.map { index.ranks[$0] }
+        return zip(ranks, ranks.dropFirst()).allSatisfy { $0 < $1 }
+    }
+
     @Test func theIndexIsTheLiveRowsInOrderAfterAnyChanges() throws {
         var (random, seed) = SeededRandom.forTest("theIndexIsTheLiveRowsInOrderAfterAnyChanges")
         let table = ColumnTable(schema: Self.schema)
@@ -45,6 +51,7 @@ import Testing
             if random.next(40) == 0 || step == 2_999 {
                 index.settle(in: table)
                 #expect(index.slots == reference(table), "seed \(seed), step \(step)")
+                #expect(ranksFollowSlots(index), "seed \(seed), step \(step)")
             }
         }
     }
@@ -73,7 +80,37 @@ import Testing
             }
             index.settle(in: table)
             #expect(index.slots == reference(table), "seed \(seed), batch \(batch)")
+            #expect(ranksFollowSlots(index), "seed \(seed), batch \(batch)")
         }
+    }
+
+    /// An import among a few newest rows (P3's probes): each batch sorts into one gap, after the
+    /// newest rows and before every older one. It is placed there, and only it and the shorter
+    /// side of the gap are ranked again: the longer side keeps its ranks.
+    @Test func newRowsInOneGapRankOnlyTheShorterSide() throws {
+        var (random, seed) = SeededRandom.forTest("newRowsInOneGapRankOnlyTheShorterSide")
+        let table = ColumnTable(schema: Self.schema)
+        var index = try #require(try SortedIndex(schema: Self.schema))
+        var next = 0
+        func add(_ published: Int64) {
+            index.touch(table.upsert([.text("k-\(next)"), .integer(1), .integer(published), .integer(0)], version: 1))
+            next += 1
+        }
+        for _ in 0..<(1 + random.next(20)) { add(1_000_000 + Int64(random.next(50))) }   // the newest
+        index.settle(in: table)
+        for batch in 0..<10 {
+            let before = Dictionary(uniqueKeysWithValues: index.slots.map { ($0, index.ranks[$0]) })
+            let newest = index.slots.prefix { DatabaseValue.compare(table.value(at: $0, 2), .integer(1_000_000)) >= 0 }.count
+            for _ in 0..<(1 + random.next(300)) { add(Int64(batch * 100 + random.next(5))) }   // ties broken by key
+            let held = index.slots
+            index.settle(in: table)
+            #expect(index.slots == reference(table), "seed \(seed), batch \(batch)")
+            #expect(ranksFollowSlots(index), "seed \(seed), batch \(batch)")
+            // The rows after the gap are the longer side once they outnumber the newest.
+            let longer = newest <= held.count - newest ? Array(held.dropFirst(newest)) : Array(held.prefix(newest))
+            #expect(longer.allSatisfy { index.ranks[$0] == before[$0] }, "seed \(seed), batch \(batch): the longer side was ranked again")
+        }
+        #expect(index.slots.first.map { index.ranks[$0] < 0 } == true, "no batch was ranked below the head")
     }
 
     @Test func anIndexBuiltOverABlockIsItsRowsInOrder() throws {
@@ -114,7 +151,34 @@ import Testing
         func newestFirst(_ a: ListedArticle, _ b: ListedArticle) -> Bool {
             a.published != b.published ? a.published > b.published : Array(a.id.utf8).lexicographicallyPrecedes(b.id.utf8)
         }
+        func check(_ round: Int) throws {
+            for filter in filters {
+                let limit = [1, 7, 50, 400][random.next(4)], offset = [0, 0, 3, 60][random.next(4)]
+                let windowed = try main.objects(matching: Query<ListedArticle>(where: filter, sortedBy: newest, limit: limit, offset: offset))
+                let every = try main.objects(matching: Query<ListedArticle>(where: filter, sortedBy: newest))
+                let reference = try main.objects(matching: Query<ListedArticle>(where: filter)).sorted(by: newestFirst)
+                #expect(every == reference, "seed \(seed), round \(round), \(filter), no limit")
+                let expected = Array(reference.dropFirst(offset).prefix(limit))
+                #expect(windowed == expected, "seed \(seed), round \(round), \(filter) limit \(limit) offset \(offset)")
+                let ids = try main.ids(matching: Query<ListedArticle>(where: filter, sortedBy: newest, limit: limit, offset: offset))
+                #expect(ids == expected.map(\.id), "seed \(seed), round \(round)")
+            }
+        }
         for round in 0..<30 {
+            // Some rounds import articles newer than any held first, checked at once: placed at
+            // the head of the order with ranks below the first's (negative), which queries
+            // ordering matches by rank must read.
+            if round % 3 == 1 {
+                var newer = ChangeSet()
+                for index in 0..<(5 + random.next(20)) {
+                    newer.insert(ListedArticle(id: "new-\(round)-\(index)", feedID: Int64(random.next(6)),
+                                               published: Date(timeIntervalSinceReferenceDate: Double(1_000 + round * 10 + random.next(3))),
+                                               isRead: random.next(3) == 0))
+                }
+                try await store.submit(newer).committed()
+                await main.mergeAccepted()
+                try check(round)
+            }
             // Unsaved edits on the main context, and saves merged from the store.
             for _ in 0..<random.next(5) {
                 var edited = article(random.next(1_600))
@@ -148,17 +212,7 @@ import Testing
                 _ = try? await store.updateAll(ListedArticle.self, ids: ids, set: ["published": date]).committed()
                 await main.mergeAccepted()
             }
-            for filter in filters {
-                let limit = [1, 7, 50, 400][random.next(4)], offset = [0, 0, 3, 60][random.next(4)]
-                let windowed = try main.objects(matching: Query<ListedArticle>(where: filter, sortedBy: newest, limit: limit, offset: offset))
-                let every = try main.objects(matching: Query<ListedArticle>(where: filter, sortedBy: newest))
-                let reference = try main.objects(matching: Query<ListedArticle>(where: filter)).sorted(by: newestFirst)
-                #expect(every == reference, "seed \(seed), round \(round), \(filter), no limit")
-                let expected = Array(reference.dropFirst(offset).prefix(limit))
-                #expect(windowed == expected, "seed \(seed), round \(round), \(filter) limit \(limit) offset \(offset)")
-                let ids = try main.ids(matching: Query<ListedArticle>(where: filter, sortedBy: newest, limit: limit, offset: offset))
-                #expect(ids == expected.map(\.id), "seed \(seed), round \(round)")
-            }
+            try check(round)
         }
         try await store.close()
     }
