@@ -19,8 +19,12 @@ final class PreparedMerge: @unchecked Sendable {
         self.graph = graph
     }
 
-    /// Merges the change set into the copy (off the main actor).
+    /// Merges the change set into the copy (off the main actor), settling the snapshot orders
+    /// before and after: rows the main context changed since its last settle (small change sets
+    /// merged in place) are placed first, so that the change set's own new rows, placed after,
+    /// usually sort into one gap (``SortedIndex/settle(in:)``).
     func run(sequence: UInt64, changes: ChangeSet) {
+        graph.settleOrders()
         outcome = Result { try graph.merge(sequence: sequence, changes: changes) }
         graph.settleOrders()
     }
