@@ -40,11 +40,13 @@ extension ColumnBlock {
         // hold is refused, not allocated.
         let arenaStart = try Self.checkArchived(bytes, count: count, schema: schema)
         self.init(schema: schema, capacity: count, reservesKeys: false)
-        for attribute in 0..<schema.attributes.count {
-            let column = ArchivedColumn(bytes, attribute: attribute, count: count)
-            appendColumn(attribute, tags: column.tags, payloads: column.payloads, lengths: column.lengths, rebasedBy: 0)
+        appendUnwritten(rows: count, arenaBytes: bytes.count - arenaStart) { columns, arena in
+            for (attribute, writer) in columns.enumerated() {
+                let column = ArchivedColumn(bytes, attribute: attribute, count: count)
+                writer.write(tags: column.tags, payloads: column.payloads, lengths: column.lengths, at: 0, rebasedBy: 0)
+            }
+            arena.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[arenaStart...]))
         }
-        appendArena(UnsafeRawBufferPointer(rebasing: bytes[arenaStart...]), rows: count)
     }
 
     /// Checks a chunk of `count` rows of `schema` in its bytes, every cell (see

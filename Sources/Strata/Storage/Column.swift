@@ -123,28 +123,6 @@ struct Column: Sendable {
         lengths.append(length)
     }
 
-    /// Appends `count` cells read from little-endian bytes (`count` tags, then `count` 8-byte
-    /// payloads and 4-byte lengths, unaligned), whose text and blob offsets move by `base` (their
-    /// arena bytes were appended behind this column's arena at that offset).
-    mutating func append(tags: UnsafeRawBufferPointer, payloads: UnsafeRawBufferPointer, lengths: UnsafeRawBufferPointer,
-                         rebasedBy base: UInt64) {
-        let count = tags.count
-        precondition(payloads.count == count * 8 && lengths.count == count * 4, "a column's parts differ in length")
-        let start = self.tags.count
-        self.tags.append(bytes: tags)
-        self.payloads.append(bytes: payloads)
-        self.lengths.append(bytes: lengths)
-        guard base > 0 else { return }
-        let cellTags = self.tags
-        var cell = start
-        self.payloads.updateEach(from: start) { part in
-            for index in part.indices {
-                if cellTags[cell] >= CellTag.text { part[index] += base }
-                cell += 1
-            }
-        }
-    }
-
     /// Appends `count` cells left unwritten, for a ``DisjointWriter`` to fill
     /// (``PagedArray/appendUnwritten(_:)``).
     mutating func appendUnwritten(_ count: Int) {
@@ -166,8 +144,9 @@ struct Column: Sendable {
         let payloads: PagedArray<UInt64>.DisjointWriter
         let lengths: PagedArray<UInt32>.DisjointWriter
 
-        /// Writes cells from `start` on, read as ``Column/append(tags:payloads:lengths:rebasedBy:)``
-        /// reads them: text and blob offsets move by `base`.
+        /// Writes cells from `start` on, read from little-endian bytes (`count` tags, then `count`
+        /// 8-byte payloads and 4-byte lengths, unaligned, as a snapshot chunk holds them): text
+        /// and blob offsets move by `base` (their bytes are that far into the arena).
         func write(tags: UnsafeRawBufferPointer, payloads: UnsafeRawBufferPointer, lengths: UnsafeRawBufferPointer,
                    at start: Int, rebasedBy base: UInt64) {
             let count = tags.count

@@ -17,18 +17,16 @@ struct ColumnBlock: Sendable {
     /// Primary key → row, for every row (``KeyHash``).
     private(set) var keyIndex = KeyHash()
 
-    /// An empty block of `schema`'s rows, with room for `capacity` rows and `arenaCapacity`
-    /// bytes of text and blobs (so that filling it never copies what it holds to grow), and for
-    /// as many keys unless `reservesKeys` is false (rows appended without their keys, indexed
-    /// later by ``indexKeys()``).
-    init(schema: EntitySchema, capacity: Int = 0, arenaCapacity: Int = 0, reservesKeys: Bool = true) {
+    /// An empty block of `schema`'s rows, with room for `capacity` rows, and for as many keys
+    /// unless `reservesKeys` is false (rows appended without their keys, indexed later by
+    /// ``indexKeys()``).
+    init(schema: EntitySchema, capacity: Int = 0, reservesKeys: Bool = true) {
         self.schema = schema
         self.columns = Array(repeating: Column(), count: schema.attributes.count)
         if capacity > 0 {
             for attribute in columns.indices { columns[attribute].reserveCapacity(capacity) }
             if reservesKeys { keyIndex = KeyHash(capacity: capacity) }
         }
-        arena.reserveCapacity(arenaCapacity)
     }
 
     /// A block made of parsed cells whose keys are not indexed yet (see ``indexKeys()``).
@@ -147,21 +145,6 @@ struct ColumnBlock: Sendable {
         return String(validating: bytes, as: UTF8.self) != nil
     }
 
-    /// Appends a column's cells (as ``Column/append(tags:payloads:lengths:rebasedBy:)`` reads
-    /// them) for rows that ``appendArena(_:rows:)`` then completes, their text and blob offsets
-    /// moved by `base` (where their arena bytes start in this block's).
-    mutating func appendColumn(_ attribute: Int, tags: UnsafeRawBufferPointer, payloads: UnsafeRawBufferPointer,
-                               lengths: UnsafeRawBufferPointer, rebasedBy base: UInt64) {
-        columns[attribute].append(tags: tags, payloads: payloads, lengths: lengths, rebasedBy: base)
-    }
-
-    /// Appends the arena bytes of `rows` rows whose columns were appended with
-    /// ``appendColumn(_:tags:payloads:lengths:rebasedBy:)``, and counts the rows.
-    mutating func appendArena(_ bytes: UnsafeRawBufferPointer, rows: Int) {
-        arena.append(contentsOf: bytes)
-        count += rows
-    }
-
     /// Appends `rows` rows and `arenaBytes` arena bytes left unwritten, and calls `body` with a
     /// writer per column and the new arena bytes, which several threads may write at once, each
     /// its own rows and bytes (``Column/DisjointWriter``): a snapshot's chunks are loaded in
@@ -169,14 +152,14 @@ struct ColumnBlock: Sendable {
     /// before the block is read; a block whose filling failed is thrown away.
     /// - Precondition: the block holds no arena bytes yet.
     mutating func appendUnwritten<R>(rows: Int, arenaBytes: Int,
-                                     _ body: ([Column.DisjointWriter], UnsafeMutableRawBufferPointer) throws -> R) rethrows -> R {
+                                     _ body: ([Column.DisjointWriter], UnsafeMutableRawBufferPointer) -> R) -> R {
         precondition(arena.isEmpty, "unwritten arena bytes appended to a block that holds some")
         for attribute in columns.indices { columns[attribute].appendUnwritten(rows) }
         let writers = columns.indices.map { columns[$0].disjointWriter() }
         // Left uninitialized, so that the memory is first touched by the writers, in parallel.
         arena = [UInt8](unsafeUninitializedCapacity: arenaBytes) { _, initialized in initialized = arenaBytes }
         count += rows
-        return try arena.withUnsafeMutableBytes { try body(writers, $0) }
+        return arena.withUnsafeMutableBytes { body(writers, $0) }
     }
 
     /// Indexes every row's primary key.

@@ -22,7 +22,7 @@ let pagedArrayOffsetMask = pagedArrayPageCapacity - 1
 ///
 /// Writes go through ``subscript(_:)`` (copying the page first when another array shares it),
 /// or in bulk: ``makeOwn(pagesCovering:)`` once, then ``setInOwnPage(_:at:)`` per element with no
-/// check per element.
+/// check per element; or, from several threads at once, through a ``DisjointWriter``.
 struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableCollection, Sendable {
     /// The elements a full page holds.
     static var pageCapacity: Int { pagedArrayPageCapacity }
@@ -89,17 +89,6 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
         appendSpace(added) { $0.initialize(repeating: element) }
     }
 
-    /// Appends the elements whose bytes are `bytes` (unaligned, in the host's byte order).
-    mutating func append(bytes: UnsafeRawBufferPointer) {
-        precondition(bytes.count % MemoryLayout<Element>.stride == 0, "\(bytes.count) bytes are not whole elements")
-        var copied = 0
-        appendSpace(bytes.count / MemoryLayout<Element>.stride) { space in
-            let size = space.count * MemoryLayout<Element>.stride
-            UnsafeMutableRawBufferPointer(space).copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[copied..<copied + size]))
-            copied += size
-        }
-    }
-
     /// Removes the last `count` elements.
     mutating func removeLast(_ removed: Int) {
         precondition(removed >= 0 && removed <= count, "removing \(removed) of \(count) elements")
@@ -149,19 +138,6 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
         let page = index >> pagedArrayPageShift
         assert(isKnownUniquelyReferenced(&pages[page]), "a shared page written")
         elements(pages[page])[index & pagedArrayOffsetMask] = element
-    }
-
-    /// Calls `body` with the elements from `start` on, a page's part at a time, each part made
-    /// this array's own first: for rewriting a run of elements in place.
-    mutating func updateEach(from start: Int, _ body: (UnsafeMutableBufferPointer<Element>) -> Void) {
-        var index = start
-        while index < count {
-            let page = index >> pagedArrayPageShift, offset = index & pagedArrayOffsetMask
-            let length = Swift.min(count - index, pagedArrayPageCapacity - offset)
-            makeOwn(page)
-            body(UnsafeMutableBufferPointer(start: elements(pages[page]) + offset, count: length))
-            index += length
-        }
     }
 
     /// Calls `body` with the elements in order, a page's worth at a time.

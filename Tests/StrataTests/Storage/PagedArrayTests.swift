@@ -32,9 +32,17 @@ import Testing
                 array.append(repeating: value, count: added)
                 model.append(contentsOf: repeatElement(value, count: added))
             case 2:
+                // Appended unwritten, then filled through a disjoint writer in two parts, the
+                // second first (as a load's jobs write their chunks in any order).
                 let added = random.next(page + 9)
                 let values = (0..<added).map { value &+ UInt64($0) }
-                values.withUnsafeBytes { array.append(bytes: $0) }
+                let start = array.count, split = random.next(added + 1)
+                array.appendUnwritten(added)
+                let writer = array.disjointWriter()
+                values.withUnsafeBytes { bytes in
+                    writer.write(bytes: UnsafeRawBufferPointer(rebasing: bytes[(split * 8)...]), at: start + split)
+                    writer.write(bytes: UnsafeRawBufferPointer(rebasing: bytes[..<(split * 8)]), at: start)
+                }
                 model.append(contentsOf: values)
             case 3 where !model.isEmpty:
                 let removed = random.next(Swift.min(model.count, 2 * page) + 1)
@@ -49,11 +57,13 @@ import Testing
                     model[index] = value
                 }
             case 5 where !model.isEmpty:
-                let start = random.next(model.count)
-                array.updateEach(from: start) { part in
+                // A run rewritten in place through a disjoint writer (every page made this
+                // array's own first, so the copies sharing them are untouched).
+                let start = random.next(model.count), end = start + random.next(model.count - start + 1)
+                array.disjointWriter().update(start..<end) { part in
                     for index in part.indices { part[index] &+= 1 }
                 }
-                for index in start..<model.count { model[index] &+= 1 }
+                for index in start..<end { model[index] &+= 1 }
             case 6:
                 array.reserveCapacity(model.count + random.next(2 * page))
             case 7 where random.next(20) == 0:
