@@ -112,23 +112,27 @@ struct SortedIndex: Sendable {
             // Ranked down from the first row after the gap: the rows before it, then the fresh ones.
             let first = Int(ranks[slots[gap]]) - gap - fresh.count
             guard first >= Int(Int32.min) else { return false }
-            if ranks.count < needed { ranks.append(contentsOf: repeatElement(0, count: needed - ranks.count)) }
+            coverRanks(upTo: needed)
             for (offset, slot) in (slots[..<gap] + fresh).enumerated() { ranks[slot] = Int32(first + offset) }
         } else {
             // Ranked up from the last row before the gap: the fresh ones, then the rows after it.
             let first = Int(ranks[slots[gap - 1]]) + 1
             guard first + fresh.count + (slots.count - gap) <= Int(Int32.max) else { return false }
-            if ranks.count < needed { ranks.append(contentsOf: repeatElement(0, count: needed - ranks.count)) }
+            coverRanks(upTo: needed)
             for (offset, slot) in (fresh + slots[gap...]).enumerated() { ranks[slot] = Int32(first + offset) }
         }
         slots.insert(contentsOf: fresh, at: gap)
         return true
     }
 
+    /// Makes ``ranks`` hold a rank for every slot below `needed`.
+    private mutating func coverRanks(upTo needed: Int) {
+        if ranks.count < needed { ranks.append(contentsOf: repeatElement(0, count: needed - ranks.count)) }
+    }
+
     /// Sets ``ranks`` from ``slots``.
     private mutating func rank() {
-        let needed = (slots.max() ?? -1) + 1
-        if ranks.count < needed { ranks.append(contentsOf: repeatElement(0, count: needed - ranks.count)) }
+        coverRanks(upTo: (slots.max() ?? -1) + 1)
         for (place, slot) in slots.enumerated() { ranks[slot] = Int32(truncatingIfNeeded: place) }
     }
 }

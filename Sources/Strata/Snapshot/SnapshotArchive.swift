@@ -81,15 +81,14 @@ enum SnapshotArchive {
     static func section(_ entry: SnapshotHeader.Entry, in file: UnsafeRawBufferPointer,
                         schema: EntitySchema) throws(SnapshotRejection) -> LoadedSection {
         let fixed = schema.attributes.count * ColumnBlock.bytesPerCell
-        var rowStarts: [Int] = [], arenaStarts: [Int] = []
+        var places: [(row: Int, arena: Int)] = []   // where each chunk's rows and arena bytes start
         var rows = 0, arenaBytes = 0
         for chunk in entry.chunks {
             let (cells, overflow) = chunk.objectCount.multipliedReportingOverflow(by: fixed)
             guard chunk.objectCount >= 0, !overflow, cells <= chunk.uncompressedSize else {
                 throw .undecodable("\(entry.entity): a chunk of \(chunk.objectCount) objects is larger than its \(chunk.uncompressedSize) bytes")
             }
-            rowStarts.append(rows)
-            arenaStarts.append(arenaBytes)
+            places.append((rows, arenaBytes))
             rows += chunk.objectCount
             arenaBytes += chunk.uncompressedSize - cells
         }
@@ -100,13 +99,12 @@ enum SnapshotArchive {
         let buffers = (0..<jobs).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, largest), alignment: 8) }
         defer { for buffer in buffers { buffer.deallocate() } }
         let failures = Locked([Int: SnapshotRejection]())
-        let places = Array(zip(rowStarts, arenaStarts))
         block.appendUnwritten(rows: rows, arenaBytes: arenaBytes) { columns, arena in
             // The file, the buffers and the arena outlive the concurrentPerform call, which
             // returns only when every job has; each job writes only its own buffer and its own
             // chunks' rows and arena bytes.
             nonisolated(unsafe) let file = file, shared = buffers, arena = arena
-            DispatchQueue.concurrentPerform(iterations: jobs) { job in
+            DispatchQueue.concurrentPerform(iterations: jobs) { [places] job in
                 for index in stride(from: job, to: entry.chunks.count, by: jobs) {
                     do throws(SnapshotRejection) {
                         let chunk = entry.chunks[index]
@@ -116,9 +114,9 @@ enum SnapshotArchive {
                         for (attribute, writer) in columns.enumerated() {
                             let column = ColumnBlock.ArchivedColumn(bytes, attribute: attribute, count: chunk.objectCount)
                             writer.write(tags: column.tags, payloads: column.payloads, lengths: column.lengths,
-                                         at: places[index].0, rebasedBy: UInt64(places[index].1))
+                                         at: places[index].row, rebasedBy: UInt64(places[index].arena))
                         }
-                        UnsafeMutableRawBufferPointer(rebasing: arena[places[index].1...])
+                        UnsafeMutableRawBufferPointer(rebasing: arena[places[index].arena...])
                             .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[arenaStart...]))
                     } catch {
                         failures.withLock { $0[index] = error }

@@ -43,13 +43,13 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
     subscript(index: Int) -> Element {
         get {
             precondition(UInt(bitPattern: index) < UInt(bitPattern: count), "index \(index) out of \(count) elements")
-            return elements(pages[index >> pagedArrayPageShift])[index & pagedArrayOffsetMask]
+            return Self.elements(pages[index >> pagedArrayPageShift])[index & pagedArrayOffsetMask]
         }
         set {
             precondition(UInt(bitPattern: index) < UInt(bitPattern: count), "index \(index) out of \(count) elements")
             let page = index >> pagedArrayPageShift
             makeOwn(page)
-            elements(pages[page])[index & pagedArrayOffsetMask] = newValue
+            Self.elements(pages[page])[index & pagedArrayOffsetMask] = newValue
         }
     }
 
@@ -61,7 +61,7 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
         let page = count >> pagedArrayPageShift
         // The common case, kept small enough to inline: room in a page this array owns.
         if page < pages.count, offset < pages[page].capacity, isKnownUniquelyReferenced(&pages[page]) {
-            elements(pages[page])[offset] = element
+            Self.elements(pages[page])[offset] = element
             count += 1
         } else {
             appendToNewOrSharedPage(element)
@@ -80,7 +80,7 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
             makeOwn(page)
             if offset == pages[page].capacity { growFirstPage(toHold: offset + 1) }
         }
-        elements(pages[page])[offset] = element
+        Self.elements(pages[page])[offset] = element
         count += 1
     }
 
@@ -137,7 +137,7 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
         precondition(UInt(bitPattern: index) < UInt(bitPattern: count), "index \(index) out of \(count) elements")
         let page = index >> pagedArrayPageShift
         assert(isKnownUniquelyReferenced(&pages[page]), "a shared page written")
-        elements(pages[page])[index & pagedArrayOffsetMask] = element
+        Self.elements(pages[page])[index & pagedArrayOffsetMask] = element
     }
 
     /// Calls `body` with the elements in order, a page's worth at a time.
@@ -145,7 +145,7 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
         var index = 0
         for page in pages where index < count {
             let length = Swift.min(count - index, pagedArrayPageCapacity)
-            body(UnsafeBufferPointer(start: elements(page), count: length))
+            body(UnsafeBufferPointer(start: Self.elements(page), count: length))
             index += length
         }
     }
@@ -190,8 +190,7 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
             while index < range.upperBound {
                 let page = index >> pagedArrayPageShift, offset = index & pagedArrayOffsetMask
                 let length = Swift.min(range.upperBound - index, pagedArrayPageCapacity - offset)
-                body(UnsafeMutableBufferPointer(start: pages[page].bytes.assumingMemoryBound(to: Element.self) + offset,
-                                                count: length))
+                body(UnsafeMutableBufferPointer(start: PagedArray.elements(pages[page]) + offset, count: length))
                 index += length
             }
         }
@@ -224,7 +223,7 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
     }
 
     /// A page's memory, as this array's elements.
-    private func elements(_ page: PagedArrayPage) -> UnsafeMutablePointer<Element> {
+    private static func elements(_ page: PagedArrayPage) -> UnsafeMutablePointer<Element> {
         page.bytes.assumingMemoryBound(to: Element.self)
     }
 
@@ -244,7 +243,7 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
                 if offset == pages[page].capacity { growFirstPage(toHold: offset + remaining) }
             }
             let length = Swift.min(remaining, pages[page].capacity - offset)
-            fill(UnsafeMutableBufferPointer(start: elements(pages[page]) + offset, count: length))
+            fill(UnsafeMutableBufferPointer(start: Self.elements(pages[page]) + offset, count: length))
             count += length
             remaining -= length
         }
