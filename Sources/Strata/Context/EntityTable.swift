@@ -244,12 +244,9 @@ final class EntityTable {
     /// on an index's leading attributes and nothing is being edited, else by evaluating the
     /// filter on the candidates.
     func count(_ resolved: ResolvedQuery) throws -> Int {
-        if edits.isEmpty, let equalities = resolved.filter.equalitiesOnly, !schema.indexes.isEmpty,
-           equalities.allSatisfy({ InMemoryIndex<Int>.decidesEquality($0.value, in: schema.attributes[$0.key].type) }) {
-            try enableIndexes()
-            if let total = indexes.lazy.compactMap({ $0.count(exactly: equalities) }).first {
-                return resolved.windowCount(total)
-            }
+        if edits.isEmpty, let equalities = resolved.filter.equalitiesOnly, try indexesApply(to: equalities),
+           let total = exactIndexCount(equalities) {
+            return resolved.windowCount(total)
         }
         let candidates = try candidates(resolved.filter)
         var total = 0
@@ -263,15 +260,44 @@ final class EntityTable {
     /// index's attributes, none with NULL: ``InMemoryIndex/count(exactly:)``'s case).
     private func indexedCandidates(_ filter: ResolvedFilter) throws -> (slots: [Int], exact: Bool)? {
         let equalities = filter.requiredEqualities
-        guard !equalities.isEmpty, !schema.indexes.isEmpty,
-              equalities.allSatisfy({ InMemoryIndex<Int>.decidesEquality($0.value, in: schema.attributes[$0.key].type) })
-        else { return nil }
-        try enableIndexes()
-        if let exactly = filter.equalitiesOnly, !exactly.values.contains(where: \.isNull),
-           let slots = indexes.lazy.compactMap({ $0.count(exactly: exactly) == nil ? nil : $0.candidates(exactly) }).first {
-            return (slots, true)
+        guard try indexesApply(to: equalities) else { return nil }
+        if let exactly = filter.equalitiesOnly, !exactly.values.contains(where: \.isNull) {
+            if let slots = indexes.lazy.compactMap({ $0.count(exactly: exactly) == nil ? nil : $0.candidates(exactly) }).first {
+                return (slots, true)
+            }
+            if ordered?.answersExactly(exactly) == true, let run = orderedRun(exactly) { return (Array(run), true) }
         }
-        return indexes.lazy.compactMap { $0.candidates(equalities) }.min { $0.count < $1.count }.map { ($0, false) }
+        let hashed = indexes.lazy.compactMap { $0.candidates(equalities) }.min { $0.count < $1.count }
+        guard let run = orderedRun(equalities), run.count < hashed?.count ?? .max else { return hashed.map { ($0, false) } }
+        return (Array(run), false)
+    }
+
+    /// Whether in-memory indexes may look up `equalities`: the entity has some (declared, or its
+    /// snapshot order's), and each comparison is a plain lookup in SQL
+    /// (``InMemoryIndex/decidesEquality(_:in:)``). Builds the indexes first when they are.
+    private func indexesApply(to equalities: [Int: DatabaseValue]) throws -> Bool {
+        guard !equalities.isEmpty, !schema.indexes.isEmpty || ordered != nil,
+              equalities.allSatisfy({ InMemoryIndex<Int>.decidesEquality($0.value, in: schema.attributes[$0.key].type) })
+        else { return false }
+        try enableIndexes()
+        return true
+    }
+
+    /// How many saved copies match exactly `equalities` (the whole filter) when one index answers
+    /// them alone: a hash index on those attributes, or the snapshot order's index on them.
+    private func exactIndexCount(_ equalities: [Int: DatabaseValue]) -> Int? {
+        if let total = indexes.lazy.compactMap({ $0.count(exactly: equalities) }).first { return total }
+        guard ordered?.answersExactly(equalities) == true else { return nil }
+        // NULL equals nothing in SQL.
+        return equalities.values.contains(where: \.isNull) ? 0 : orderedRun(equalities)?.count
+    }
+
+    /// The saved copies whose leading snapshot-order attributes equal `equalities`' values (the
+    /// longest run of them the equalities pin), or nil when they pin none.
+    private func orderedRun(_ equalities: [Int: DatabaseValue]) -> ArraySlice<Int>? {
+        guard let prefix = ordered?.pinnedPrefix(equalities), prefix > 0 else { return nil }
+        settleOrder()
+        return ordered?.equalRun(equalities, prefix: prefix, in: saved)
     }
 
     /// Builds the in-memory indexes (once) and keeps them up to date from then on.
@@ -290,18 +316,28 @@ final class EntityTable {
 
     // MARK: Taking rows read from the store
 
-    /// The in-memory indexes `schema` declares, empty.
+    /// The indexes `schema` declares that are kept as hash maps in memory: all but those on a
+    /// leading run of the snapshot order's attributes (in its order), whose equalities the sorted
+    /// index answers (``SortedIndex/equalRun(_:prefix:in:)``).
+    static func hashedDeclarations(of schema: EntitySchema) -> [EntityIndex] {
+        let ordered = schema.snapshotOrder.map(\.attribute)
+        return schema.indexes.filter { index in
+            index.attributes.count > ordered.count || !ordered.starts(with: index.attributes)
+        }
+    }
+
+    /// The in-memory hash indexes of `schema` (``hashedDeclarations(of:)``), empty.
     private static func emptyIndexes(of schema: EntitySchema) throws -> [InMemoryIndex<Int>] {
-        try schema.indexes.map { index in
+        try hashedDeclarations(of: schema).map { index in
             InMemoryIndex<Int>(positions: try index.attributes.map(schema.requirePosition(of:)), schema: schema)
         }
     }
 
-    /// The in-memory indexes `schema` declares, over `block`'s rows (postings are row numbers,
+    /// The in-memory hash indexes of `schema`, over `block`'s rows (postings are row numbers,
     /// which are the slots the rows take when an empty table adopts the block). Built off the main
     /// actor by a warm start, so that filling the main context does not build them there.
     static func indexes(of schema: EntitySchema, over block: ColumnBlock) throws -> [InMemoryIndex<Int>] {
-        try schema.indexes.indices.map { try index($0, of: schema, over: block) }
+        try hashedDeclarations(of: schema).map { try index($0, of: schema, over: block) }
     }
 
     /// The indexes a table keeps over a block it adopts whole, built before it does (off the
@@ -317,12 +353,13 @@ final class EntityTable {
             case hashed(Int, InMemoryIndex<Int>)
             case ordered(SortedIndex?)
         }
+        let declared = hashedDeclarations(of: schema)
         return try await withThrowingTaskGroup(of: Built.self) { group in
-            for number in schema.indexes.indices {
-                group.addTask { .hashed(number, try index(number, of: schema, over: block)) }
+            for (number, declaration) in declared.enumerated() {
+                group.addTask { .hashed(number, try index(declaration, of: schema, over: block)) }
             }
             group.addTask { .ordered(try SortedIndex.built(over: block, schema: schema)) }
-            var hashed = [InMemoryIndex<Int>?](repeating: nil, count: schema.indexes.count)
+            var hashed = [InMemoryIndex<Int>?](repeating: nil, count: declared.count)
             var ordered: SortedIndex?
             for try await built in group {
                 switch built {
@@ -334,10 +371,9 @@ final class EntityTable {
         }
     }
 
-    /// The in-memory index of `schema`'s index number `number`, over `block`'s rows.
-    private static func index(_ number: Int, of schema: EntitySchema, over block: ColumnBlock) throws -> InMemoryIndex<Int> {
-        let declared = schema.indexes[number]
-        return .built(positions: try declared.attributes.map(schema.requirePosition(of:)), schema: schema, over: block)
+    /// The in-memory hash index `declared` of `schema`, over `block`'s rows.
+    private static func index(_ declared: EntityIndex, of schema: EntitySchema, over block: ColumnBlock) throws -> InMemoryIndex<Int> {
+        .built(positions: try declared.attributes.map(schema.requirePosition(of:)), schema: schema, over: block)
     }
 
     /// Takes a block of checked rows (a snapshot's, a fetch's), as of `sequence`: whole, when the

@@ -51,7 +51,9 @@ extension InMemoryIndex where ID == Int {
 
     /// Groups `rows` (row numbers or slots of `columns`) by their keys, level by level, and calls
     /// `post` with each level, the rows of each group (in `rows`' order) and each group's first
-    /// row. A group at one level is a group at the previous level split by one more cell.
+    /// row. A group at one level is a group at the previous level split by one more cell. Groups
+    /// are numbered in the order of their first rows, whether a level is grouped by a table
+    /// (``denseGroups(_:column:numbers:previous:parents:into:)``) or by hashing.
     private static func group(_ rows: some RandomAccessCollection<Int>, positions: [Int], numberClasses: [NumberClass],
                               columns: [Column], arena: some CellBytes,
                               post: (_ level: Int, _ groups: [ArraySlice<Int>], _ firstRows: [Int]) -> Void) {
@@ -59,9 +61,17 @@ extension InMemoryIndex where ID == Int {
         // Per row (by its place in `rows`), its group at the previous level; level 0 has one group.
         var previous = [Int32](repeating: 0, count: rows.count)
         var current = [Int32](repeating: 0, count: rows.count)
+        var parents = 1
         for level in positions.indices {
             let column = columns[positions[level]]
             let numbers = numberClasses[level]
+            defer { swap(&previous, &current) }
+            if let firstPlaces = denseGroups(rows, column: column, numbers: numbers, previous: previous, parents: parents,
+                                             into: &current) {
+                post(level, grouped(rows, groupOf: current, groups: firstPlaces.count), firstPlaces.map { rows[$0] })
+                parents = firstPlaces.count
+                continue
+            }
             var hashes = KeyHash(capacity: 16)
             var firstPlaces: [Int] = []   // per group, the place of its first row
             for place in rows.indices {
@@ -83,8 +93,46 @@ extension InMemoryIndex where ID == Int {
                 }
             }
             post(level, grouped(rows, groupOf: current, groups: firstPlaces.count), firstPlaces.map { rows[$0] })
-            swap(&previous, &current)
+            parents = firstPlaces.count
         }
+    }
+
+    /// The most entries of ``denseGroups(_:column:numbers:previous:parents:into:)``'s table
+    /// beyond one per row.
+    private static let denseTableLimit = 1 << 16
+
+    /// Groups one level without hashing when every cell of `column` at `rows` is an integer (a
+    /// flag, a small ID) and the values span a small range: a row's group is found in a table
+    /// indexed by its group at the previous level (of `parents`) and its value's offset from the
+    /// smallest. Sets `current` per place and returns each group's first place, as the hashed
+    /// path does; nil, changing nothing, when the level does not qualify (a text, real or NULL
+    /// cell; numbers of a REAL attribute, which key as reals; a wide range).
+    private static func denseGroups(_ rows: [Int], column: Column, numbers: NumberClass, previous: [Int32], parents: Int,
+                                    into current: inout [Int32]) -> [Int]? {
+        guard numbers != .real, !rows.isEmpty else { return nil }
+        var low = Int64.max, high = Int64.min
+        for row in rows {
+            guard column.tags[row] == CellTag.integer else { return nil }
+            let value = Int64(bitPattern: column.payloads[row])
+            low = min(low, value)
+            high = max(high, value)
+        }
+        let (span, overflow) = high.subtractingReportingOverflow(low)
+        guard !overflow, span < denseTableLimit else { return nil }
+        let width = Int(span) + 1
+        let (entries, tooMany) = parents.multipliedReportingOverflow(by: width)
+        guard !tooMany, entries <= max(denseTableLimit, rows.count) else { return nil }
+        var groupOf = [Int32](repeating: -1, count: entries)
+        var firstPlaces: [Int] = []
+        for place in rows.indices {
+            let entry = Int(previous[place]) * width + Int(Int64(bitPattern: column.payloads[rows[place]]) &- low)
+            if groupOf[entry] < 0 {
+                groupOf[entry] = Int32(firstPlaces.count)
+                firstPlaces.append(place)
+            }
+            current[place] = groupOf[entry]
+        }
+        return firstPlaces
     }
 
     /// `rows` grouped by a counting sort into one array (in their order within each group), as

@@ -79,23 +79,38 @@ import Testing
     static let indexLabels: [DatabaseValue] = [.null, .text("a"), .text("\u{E9}"), .text("e\u{301}"),
                                                .text("a long label past sixteen bytes")]
 
-    /// A random `Note` row with key `id`, drawn from those keys.
-    static func indexRow(_ id: Int, _ random: inout SeededRandom) -> [DatabaseValue] {
-        [.integer(Int64(id)), .integer(Int64(random.next(3))), indexScores[random.next(indexScores.count)],
+    /// Groups for the index model tests: small integers (a level grouped by a table, no
+    /// hashing); integers whose span overflows (hashed); integers far apart (a sparse table
+    /// first, hashed beside the label's groups); a real and NULL among integers (hashed), which
+    /// a table's cells can hold (not a checked block's), and `1.0` keys as `1` in the integer
+    /// attribute.
+    nonisolated static let indexGroupPools: [[DatabaseValue]] = [
+        [.integer(0), .integer(1), .integer(2)],
+        [.integer(.min), .integer(0), .integer(.max)],
+        [.integer(-1), .integer(1), .integer(40_000)],
+        [.integer(0), .integer(1), .real(1), .null],
+    ]
+
+    /// A random `Note` row with key `id`, drawn from those keys and groups.
+    static func indexRow(_ id: Int, groups: [DatabaseValue], _ random: inout SeededRandom) -> [DatabaseValue] {
+        [.integer(Int64(id)), groups[random.next(groups.count)], indexScores[random.next(indexScores.count)],
          indexLabels[random.next(indexLabels.count)], .integer(Int64(random.next(2)))]
     }
+
+    /// The index model tests' cases: the attributes indexed, and the pool of groups.
+    nonisolated static let indexCases: [([Int], Int)] = [([1, 4], 0), ([2], 0), ([3, 1], 0), ([1, 4], 1), ([1, 4], 2), ([3, 1], 2)]
 
     /// An index built over a block (grouping key cells by their bytes, postings listed in arrays)
     /// answers as one built object by object — numbers normalized to the attribute's class, NULL
     /// and text keys, several levels — and keeps doing so after random insertions and removals,
     /// which turn its lists into sets.
-    @Test(arguments: [[1, 4], [2], [3, 1]])
-    func anIndexBuiltOverABlockChangesLikeOneBuiltObjectByObject(positions: [Int]) throws {
-        let seed = SeededRandom.seed(for: "anIndexBuiltOverABlockChangesLikeOneBuiltObjectByObject \(positions)")
+    @Test(arguments: indexCases)
+    func anIndexBuiltOverABlockChangesLikeOneBuiltObjectByObject(positions: [Int], pool: Int) throws {
+        let seed = SeededRandom.seed(for: "anIndexBuiltOverABlockChangesLikeOneBuiltObjectByObject \(positions) \(pool)")
         var random = SeededRandom(seed: seed)
         let schema = try SchemaRegistry([Note.self]).schema(for: Note.self)
-        let (scores, labels) = (Self.indexScores, Self.indexLabels)
-        func row(_ id: Int) -> [DatabaseValue] { Self.indexRow(id, &random) }
+        let (scores, labels, groups) = (Self.indexScores, Self.indexLabels, Self.indexGroupPools[pool])
+        func row(_ id: Int) -> [DatabaseValue] { Self.indexRow(id, groups: groups, &random) }
         var rows: [Int: [DatabaseValue]] = [:]
         var block = ColumnBlock(schema: schema)
         var inserted = InMemoryIndex<Int>(positions: positions, schema: schema)
@@ -109,6 +124,7 @@ import Testing
             switch position {
             case 2: return scores
             case 3: return labels
+            case 1: return groups + [.real(1), .integer(2)]
             default: return [.integer(0), .integer(1), .integer(2), .real(1)]
             }
         }
@@ -145,12 +161,12 @@ import Testing
     /// by one as new (`insertNew(_:row:)`, which keeps listed postings a list) answer as rows
     /// inserted one by one — with numbers in both classes, NULLs, canonically equivalent text,
     /// several levels — before and after random removals and insertions.
-    @Test(arguments: [[1, 4], [2], [3, 1]])
-    func newRowsPostedTogetherAnswerLikeRowsInsertedOneByOne(positions: [Int]) throws {
-        var (random, seed) = SeededRandom.forTest("newRowsPostedTogetherAnswerLikeRowsInsertedOneByOne \(positions)")
+    @Test(arguments: indexCases + [([1, 4], 3), ([3, 1], 3)])
+    func newRowsPostedTogetherAnswerLikeRowsInsertedOneByOne(positions: [Int], pool: Int) throws {
+        var (random, seed) = SeededRandom.forTest("newRowsPostedTogetherAnswerLikeRowsInsertedOneByOne \(positions) \(pool)")
         let schema = try SchemaRegistry([Note.self]).schema(for: Note.self)
-        let (scores, labels) = (Self.indexScores, Self.indexLabels)
-        func row(_ id: Int) -> [DatabaseValue] { Self.indexRow(id, &random) }
+        let (scores, labels, groups) = (Self.indexScores, Self.indexLabels, Self.indexGroupPools[pool])
+        func row(_ id: Int) -> [DatabaseValue] { Self.indexRow(id, groups: groups, &random) }
         let table = ColumnTable(schema: schema)
         var one = InMemoryIndex<Int>(positions: positions, schema: schema)
         var together = InMemoryIndex<Int>(positions: positions, schema: schema)
@@ -169,7 +185,7 @@ import Testing
             pending = []
         }
         func check(_ step: Int) {
-            for first in [DatabaseValue.integer(0), .integer(1), .integer(2), .real(1)] + scores + labels {
+            for first in [DatabaseValue.integer(0), .integer(1), .integer(2), .real(1)] + scores + labels + groups {
                 for second in [nil, DatabaseValue.integer(0), .integer(1), .real(1), .null, .text("a")] {
                     var equality = [positions[0]: first]
                     if positions.count > 1, let second { equality[positions[1]] = second }
