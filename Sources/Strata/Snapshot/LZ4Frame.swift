@@ -30,14 +30,26 @@ enum LZ4Frame {
         return output
     }
 
-    /// Decompresses one whole frame of exactly `destination.count` bytes into `destination`.
+    /// The largest block a frame of ours holds (``compress(_:)``'s `LZ4F_max4MB`). Given less room
+    /// than that, `LZ4F_decompress` decodes each block into a buffer of its own and copies it
+    /// out: a fresh 4 MiB of memory, faulted in page by page, and a copy, for every chunk a
+    /// warm start read (2,000 page faults per loading thread, ~3 ms of each one's first chunks).
+    static let largestBlock = 4 << 20
+
+    /// The room to decompress a frame of `count` bytes into so that liblz4 decodes straight into
+    /// it (``largestBlock`` at least).
+    static func room(for count: Int) -> Int { max(count, largestBlock) }
+
+    /// Decompresses one whole frame of exactly `count` bytes into the start of `destination`,
+    /// which may be larger: give it ``room(for:)`` bytes.
     ///
     /// A frame that ends early is reported as ``SnapshotRejection/truncated``: `LZ4F_decompress`
     /// itself only answers "more input wanted" (a non-zero hint) when the input runs out
-    /// mid-frame. Any LZ4 error (a malformed block) or a size that differs from the recorded one
-    /// is ``SnapshotRejection/checksumMismatch``.
-    static func decompress(_ input: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer)
+    /// mid-frame. Any LZ4 error (a malformed block) or a size that differs from `count` is
+    /// ``SnapshotRejection/checksumMismatch``.
+    static func decompress(_ input: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer, count: Int)
         throws(SnapshotRejection) {
+        guard count <= destination.count else { throw .checksumMismatch }
         var context: OpaquePointer?
         guard LZ4F_isError(LZ4F_createDecompressionContext(&context, UInt32(LZ4F_VERSION))) == 0 else {
             throw .undecodable("cannot create an LZ4 decompression context")
@@ -57,7 +69,7 @@ enum LZ4Frame {
             if sourceSize == 0 && destinationSize == 0 { throw .checksumMismatch }   // larger than recorded
         }
         if hint != 0 { throw .truncated }
-        if consumed != input.count || produced != destination.count { throw .checksumMismatch }
+        if consumed != input.count || produced != count { throw .checksumMismatch }
     }
 }
 

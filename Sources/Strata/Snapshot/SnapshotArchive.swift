@@ -96,7 +96,7 @@ enum SnapshotArchive {
         var block = ColumnBlock(schema: schema, capacity: rows, reservesKeys: false)
         let jobs = min(max(1, ProcessInfo.processInfo.activeProcessorCount), entry.chunks.count)
         let largest = entry.chunks.map(\.uncompressedSize).max() ?? 0
-        let buffers = (0..<jobs).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, largest), alignment: 8) }
+        let buffers = (0..<jobs).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: LZ4Frame.room(for: largest), alignment: 8) }
         defer { for buffer in buffers { buffer.deallocate() } }
         let failures = Locked([Int: SnapshotRejection]())
         block.appendUnwritten(rows: rows, arenaBytes: arenaBytes) { columns, arena in
@@ -133,20 +133,19 @@ enum SnapshotArchive {
 
 extension SnapshotHeader.Chunk {
     /// Checks this chunk's bytes in `file` against its ``checksum`` and decompresses them into the
-    /// start of `buffer` (at least its `uncompressedSize` bytes long).
+    /// start of `buffer` (``LZ4Frame/room(for:)`` its `uncompressedSize` bytes long).
     /// - Throws: ``SnapshotRejection/checksumMismatch`` when a byte of the chunk differs from what
-    ///   was written; whatever ``LZ4Frame/decompress(_:into:)`` throws.
+    ///   was written; whatever ``LZ4Frame/decompress(_:into:count:)`` throws.
     func inflate(from file: UnsafeRawBufferPointer, into buffer: UnsafeMutableRawBufferPointer) throws(SnapshotRejection) {
         let frame = UnsafeRawBufferPointer(rebasing: file[offset..<(offset + compressedSize)])
         guard XXH64.hash(frame) == checksum else { throw .checksumMismatch }
-        try LZ4Frame.decompress(frame,
-                                into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<uncompressedSize]))
+        try LZ4Frame.decompress(frame, into: buffer, count: uncompressedSize)
     }
 
     /// Decompresses this chunk of `file` into a temporary buffer and hands its contents to `body`.
     func inflate<T>(from file: UnsafeRawBufferPointer,
                     _ body: (UnsafeRawBufferPointer) throws(SnapshotRejection) -> T) throws(SnapshotRejection) -> T {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, uncompressedSize), alignment: 8)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: LZ4Frame.room(for: uncompressedSize), alignment: 8)
         defer { buffer.deallocate() }
         try inflate(from: file, into: buffer)
         return try body(UnsafeRawBufferPointer(rebasing: buffer[0..<uncompressedSize]))
