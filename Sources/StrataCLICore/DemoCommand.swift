@@ -7,7 +7,7 @@ struct DemoCommand: AsyncParsableCommand {
         commandName: "demo",
         abstract: "Run the offline RSS reader demo: sync import, bulk update, merge conflict, search, warm vs cold start.",
         discussion: """
-            Steps: 1 first launch (no snapshot: cold start); 2 sync import on worker contexts while the main context's live query and counts update; 3 a bulk "read elsewhere" update; 4 a merge conflict between the main context and a worker; 5 full-text search; 6 snapshot, then two relaunches in fresh processes, warm from the snapshot and cold from SQLite, with an integrity check; 7 a summary table.
+            Steps: 1 first launch (no snapshot: cold start); 2 sync import on worker contexts while the main context's live query and counts update; 3 a bulk "read elsewhere" update; 4 a merge conflict between the main context and a worker; 5 full-text search; 6 snapshot, then relaunches in fresh processes, warm from the snapshot and cold from SQLite in turn, three of each (medians reported), with an integrity check; 7 a summary table.
 
             The data is generated deterministically from --seed. Each run starts by deleting the previous run's store and snapshot at the same path (only if that store is the demo's own). Options that would leave a step nothing to show are refused. Ctrl-C stops the demo and says how many articles were committed to the store (exit code 130).
 

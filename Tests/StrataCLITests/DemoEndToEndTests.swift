@@ -39,6 +39,12 @@ import Testing
         #expect(launches["cold"]?["usedSnapshot"] as? Bool == false)
         #expect(launches["warm"]?["digest"] as? String == launches["cold"]?["digest"] as? String)
         #expect(launches["warm"]?["articles"] as? Int == 500)
+        // Three launches of each mode; the one reported is their median.
+        for mode in ["warm", "cold"] {
+            let runs = try #require(launches[mode]?["runsTimeToDataSeconds"] as? [Double], "\(mode)")
+            #expect(runs.count == 3, "\(mode)")
+            #expect(launches[mode]?["timeToDataSeconds"] as? Double == runs.sorted()[1], "\(mode): the median")
+        }
         #expect(report["passed"] as? Bool == true)
         let steps = try #require(report["steps"] as? [[String: Any]])
         #expect(steps.compactMap { $0["step"] as? Int } == [1, 2, 3, 4, 5, 6, 6, 6])
