@@ -345,30 +345,46 @@ final class EntityTable {
     struct PreparedIndexes: Sendable {
         var hashed: [InMemoryIndex<Int>]
         var ordered: SortedIndex?
-    }
 
-    /// ``indexes(of:over:)`` and the snapshot order's index, built concurrently, one child task each.
-    static func indexesConcurrently(of schema: EntitySchema, over block: ColumnBlock) async throws -> PreparedIndexes {
-        enum Built: Sendable {
-            case hashed(Int, InMemoryIndex<Int>)
+        /// One of the indexes, as one job built it.
+        enum Part: Sendable {
+            /// The hash index of ``hashedDeclarations(of:)``'s declaration number `number`.
+            case hashed(number: Int, InMemoryIndex<Int>)
             case ordered(SortedIndex?)
         }
-        let declared = hashedDeclarations(of: schema)
-        return try await withThrowingTaskGroup(of: Built.self) { group in
-            for (number, declaration) in declared.enumerated() {
-                group.addTask { .hashed(number, try index(declaration, of: schema, over: block)) }
-            }
-            group.addTask { .ordered(try SortedIndex.built(over: block, schema: schema)) }
-            var hashed = [InMemoryIndex<Int>?](repeating: nil, count: declared.count)
+
+        /// The jobs that build the indexes over `block`, one per index, to run together
+        /// (``Parallel``), longest first as far as known: the hash indexes, then the sorted one.
+        static func jobs(of schema: EntitySchema, over block: ColumnBlock) -> [@Sendable () throws -> Part] {
+            hashedDeclarations(of: schema).enumerated().map { number, declaration in
+                { .hashed(number: number, try index(declaration, of: schema, over: block)) }
+            } + [{ .ordered(try SortedIndex.built(over: block, schema: schema)) }]
+        }
+
+        /// The indexes made of every part ``jobs(of:over:)`` built, in any order.
+        init(_ parts: [Part]) {
+            var numbered: [(number: Int, index: InMemoryIndex<Int>)] = []
             var ordered: SortedIndex?
-            for try await built in group {
-                switch built {
-                case .hashed(let number, let index): hashed[number] = index
+            for part in parts {
+                switch part {
+                case .hashed(let number, let index): numbered.append((number, index))
                 case .ordered(let index): ordered = index
                 }
             }
-            return PreparedIndexes(hashed: hashed.compactMap { $0 }, ordered: ordered)
+            hashed = numbered.sorted { $0.number < $1.number }.map(\.index)
+            self.ordered = ordered
         }
+
+        init(hashed: [InMemoryIndex<Int>], ordered: SortedIndex?) {
+            self.hashed = hashed
+            self.ordered = ordered
+        }
+    }
+
+    /// ``indexes(of:over:)`` and the snapshot order's index, built in parallel (``Parallel``):
+    /// blocks its caller, so call it off the main actor.
+    static func indexesInParallel(of schema: EntitySchema, over block: ColumnBlock) throws -> PreparedIndexes {
+        PreparedIndexes(try Parallel.run(PreparedIndexes.jobs(of: schema, over: block)))
     }
 
     /// The in-memory hash index `declared` of `schema`, over `block`'s rows.
@@ -378,7 +394,7 @@ final class EntityTable {
 
     /// Takes a block of checked rows (a snapshot's, a fetch's), as of `sequence`: whole, when the
     /// table holds nothing yet; otherwise row by row, keeping newer copies and edits. `prepared`
-    /// are ``indexesConcurrently(of:over:)`` of the block, used when the block is taken whole.
+    /// are ``indexesInParallel(of:over:)`` of the block, used when the block is taken whole.
     func fill(_ block: ColumnBlock, asOf sequence: UInt64, prepared: PreparedIndexes? = nil) throws {
         mutationCount &+= 1
         guard saved.count == 0, deletions.isEmpty else {

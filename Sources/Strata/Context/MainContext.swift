@@ -293,7 +293,7 @@ public final class MainContext {
         let table = try graph.table(E.self)
         // A large first load (a cold start): build the indexes over it off the main actor.
         let prepared = table.registeredCount == 0 && table.indexesEnabled && block.count >= Self.preparedIndexThreshold
-            ? try await Task.detached(priority: .userInitiated) { try await EntityTable.indexesConcurrently(of: block.schema, over: block) }.value
+            ? try await Task.detached(priority: .userInitiated) { try EntityTable.indexesInParallel(of: block.schema, over: block) }.value
             : nil
         mergePending()
         let keys = (0..<block.count).map(block.key(at:))

@@ -117,7 +117,7 @@ extension Store {
             Task.detached(priority: .userInitiated) {
                 switch SnapshotLoader(registry: registry).load(snapshotPath, indexingKeys: false) {
                 case .failure(let rejection): return Result<(SnapshotLoader.Loaded, [EntityTable.PreparedIndexes]), SnapshotRejection>.failure(rejection)
-                case .success(let loaded): return await indexing(loaded)
+                case .success(let loaded): return indexing(loaded)
                 }
             }
         }
@@ -175,32 +175,32 @@ extension Store {
 
 extension Store {
     /// The keys of a loaded snapshot's blocks and the main context's in-memory indexes over them,
-    /// built concurrently (one child task per block's keys and per index): the work between
-    /// decompressing the archive and handing it to the main context.
+    /// built in parallel (``Parallel``: one job per block's keys and per index, a section's keys
+    /// first): the work between decompressing the archive and handing it to the main context.
     fileprivate static func indexing(_ loaded: SnapshotLoader.Loaded)
-        async -> Result<(SnapshotLoader.Loaded, [EntityTable.PreparedIndexes]), SnapshotRejection> {
+        -> Result<(SnapshotLoader.Loaded, [EntityTable.PreparedIndexes]), SnapshotRejection> {
         enum Built: Sendable {
             case keys(Int, LoadedSection)
-            case indexes(Int, EntityTable.PreparedIndexes)
+            case index(Int, EntityTable.PreparedIndexes.Part)
+        }
+        var jobs: [@Sendable () throws -> Built] = []
+        for (number, section) in loaded.sections.enumerated() {
+            jobs.append { .keys(number, try SnapshotLoader.indexKeys(section)) }
+            jobs += EntityTable.PreparedIndexes.jobs(of: section.block.schema, over: section.block).map { job in
+                { .index(number, try job()) }
+            }
         }
         do {
-            return try await withThrowingTaskGroup(of: Built.self) { group in
-                for (number, section) in loaded.sections.enumerated() {
-                    group.addTask { .keys(number, try SnapshotLoader.indexKeys(section)) }
-                    group.addTask {
-                        .indexes(number, try await EntityTable.indexesConcurrently(of: section.block.schema, over: section.block))
-                    }
+            var sections = loaded.sections
+            var parts = [[EntityTable.PreparedIndexes.Part]](repeating: [], count: sections.count)
+            for built in try Parallel.run(jobs) {
+                switch built {
+                case .keys(let number, let section): sections[number] = section
+                case .index(let number, let part): parts[number].append(part)
                 }
-                var sections = loaded.sections
-                var indexes = [EntityTable.PreparedIndexes](repeating: .init(hashed: [], ordered: nil), count: sections.count)
-                for try await built in group {
-                    switch built {
-                    case .keys(let number, let section): sections[number] = section
-                    case .indexes(let number, let built): indexes[number] = built
-                    }
-                }
-                return .success((SnapshotLoader.Loaded(header: loaded.header, sections: sections), indexes))
             }
+            return .success((SnapshotLoader.Loaded(header: loaded.header, sections: sections),
+                             parts.map(EntityTable.PreparedIndexes.init)))
         } catch let rejection as SnapshotRejection {
             return .failure(rejection)
         } catch {
