@@ -99,13 +99,21 @@ enum SnapshotArchive {
         let buffers = (0..<jobs).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: LZ4Frame.room(for: largest), alignment: 8) }
         defer { for buffer in buffers { buffer.deallocate() } }
         let failures = Locked([Int: SnapshotRejection]())
+        // Chunks are taken in file order, each by the next job free: a job the scheduler holds
+        // back takes fewer, instead of the others waiting for its share at the join.
+        let next = Locked(0)
         block.appendUnwritten(rows: rows, arenaBytes: arenaBytes) { columns, arena in
             // The file, the buffers and the arena outlive the concurrentPerform call, which
             // returns only when every job has; each job writes only its own buffer and its own
             // chunks' rows and arena bytes.
             nonisolated(unsafe) let file = file, shared = buffers, arena = arena
             DispatchQueue.concurrentPerform(iterations: jobs) { [places] job in
-                for index in stride(from: job, to: entry.chunks.count, by: jobs) {
+                while true {
+                    let index = next.withLock { taken in
+                        defer { taken += 1 }
+                        return taken
+                    }
+                    guard index < entry.chunks.count else { return }
                     do throws(SnapshotRejection) {
                         let chunk = entry.chunks[index]
                         try chunk.inflate(from: file, into: shared[job])
@@ -119,7 +127,9 @@ enum SnapshotArchive {
                         UnsafeMutableRawBufferPointer(rebasing: arena[places[index].arena...])
                             .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[arenaStart...]))
                     } catch {
+                        // Every earlier chunk was taken before this one and is finished by its job.
                         failures.withLock { $0[index] = error }
+                        next.withLock { $0 = entry.chunks.count }
                         return
                     }
                 }

@@ -171,8 +171,9 @@ struct ColumnBlock: Sendable {
             for row in 0..<count {
                 let probe = keys.probe(at: row, arena: arena)
                 let hash = probe.hash
-                if index.find(hash, where: { keys.holds(probe, at: $0, arena: arena) }) != nil { return row }
-                index.insert(hash, slot: row)
+                let (held, bucket) = index.locate(hash) { keys.holds(probe, at: $0, arena: arena) }
+                if held != nil { return row }
+                index.insert(hash, slot: row, at: bucket)
             }
             return nil
         }

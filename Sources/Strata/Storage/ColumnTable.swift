@@ -227,7 +227,9 @@ final class ColumnTable {
     func find(_ key: DatabaseValue) -> KeyLookup {
         KeyProbe.with(key) { probe in
             let hash = probe.hash
-            return KeyLookup(slot: self.slot(holding: probe, hash: hash), hash: hash)
+            let keys = columns[schema.primaryKeyIndex]
+            let (slot, bucket) = slots.locate(hash) { keys.holds(probe, at: $0, arena: arena) }
+            return KeyLookup(slot: slot, hash: hash, bucket: bucket)
         }
     }
 
@@ -235,19 +237,17 @@ final class ColumnTable {
     struct KeyLookup {
         let slot: Int?
         let hash: UInt32
+        /// Where the key hash's probe ended (``KeyHash/locate(_:where:)``): the bucket a claim fills.
+        let bucket: Int
     }
 
     /// A slot claimed for a key ``find(_:)`` has just found absent (nothing written since), as
     /// ``claim(_:)`` claims one, without looking the key up again.
     func claim(_ absent: KeyLookup) -> Int {
         precondition(absent.slot == nil, "a key of \(schema.name) claimed while it has a slot")
-        return claimSlot(hash: absent.hash)
-    }
-
-    private func claimSlot(hash: UInt32) -> Int {
         let slot = freeSlots.last ?? liveFlags.count
         if freeSlots.isEmpty { appendSlot() } else { freeSlots.removeLast() }
-        slots.insert(hash, slot: slot)
+        slots.insert(absent.hash, slot: slot, at: absent.bucket)
         liveFlags[slot] = true
         // Written only when not 0 already (a slot added in bulk is 0): each write checks that
         // the page is not shared, a read does not.

@@ -3,7 +3,7 @@ import Foundation
 import StrataTestSupport
 import Testing
 
-/// `KeyHash` finds, adds and removes slots as a dictionary does, whatever the hashes collide on;
+/// `KeyHash` finds (or locates), adds (where a probe ended, or by probing) and removes slots as a dictionary does, whatever the hashes collide on;
 /// `KeyProbe` hashes and equates exactly what `DatabaseValue`'s `==` equates.
 @Suite struct KeyHashTests {
     /// Random inserts, removals and lookups against a dictionary model, with hashes drawn from a
@@ -20,7 +20,14 @@ import Testing
             let slot = random.next(hashOf.count)
             switch random.next(3) {
             case 0 where model[slot] == nil:
-                table.insert(hashOf[slot], slot: slot)
+                if random.next(2) == 0 {
+                    table.insert(hashOf[slot], slot: slot)
+                } else {
+                    // Located first, then put where the probe ended (growing first when full).
+                    let (held, bucket) = table.locate(hashOf[slot]) { $0 == slot }
+                    #expect(held == nil, "seed \(seed), step \(step): slot \(slot) located before it was inserted")
+                    table.insert(hashOf[slot], slot: slot, at: bucket)
+                }
                 model[slot] = hashOf[slot]
             case 1 where model[slot] != nil:
                 table.remove(hashOf[slot], slot: slot)
@@ -32,6 +39,7 @@ import Testing
             let probe = random.next(hashOf.count)
             let found = table.find(hashOf[probe]) { $0 == probe }
             #expect(found == (model[probe] == nil ? nil : probe), "seed \(seed), step \(step): slot \(probe)")
+            #expect(table.locate(hashOf[probe]) { $0 == probe }.slot == found, "seed \(seed), step \(step): located \(probe)")
         }
         for slot in hashOf.indices {
             #expect(table.find(hashOf[slot]) { $0 == slot } == (model[slot] == nil ? nil : slot), "seed \(seed): slot \(slot)")
