@@ -48,16 +48,12 @@ enum SnapshotArchive {
     /// Encodes and compresses every section's chunks (in parallel) and builds the header.
     static func encode(_ sections: [Section], storeID: UUID, generation: Int64, schemas: [EntitySchema]) throws -> Written {
         let jobs = sections.enumerated().flatMap { section in section.element.chunks.indices.map { (section.offset, $0) } }
-        let results = Locked([Int: Result<(Data, Int), Error>]())
-        DispatchQueue.concurrentPerform(iterations: jobs.count) { index in
-            let (section, chunk) = jobs[index]
-            let result = Result<(Data, Int), Error> {
+        let compressed = try Parallel.run(jobs.map { section, chunk in
+            { @Sendable () throws -> (Data, Int) in
                 let raw = sections[section].chunks[chunk].archived()
                 return (try raw.withUnsafeBytes { try LZ4Frame.compress($0) }, raw.count)
             }
-            results.withLock { $0[index] = result }
-        }
-        let compressed = try results.withLock { results in try jobs.indices.map { try results[$0]!.get() } }
+        })
         var layout: [(entity: String, fingerprint: UInt64, chunks: [(compressed: Int, uncompressed: Int, objects: Int, checksum: UInt64)])] =
             sections.map { ($0.schema.name, fingerprint($0.schema), []) }
         for (index, (section, chunk)) in jobs.enumerated() {
@@ -70,9 +66,9 @@ enum SnapshotArchive {
         return Written(header: header.bytes, chunks: compressed.map(\.0), described: header.header)
     }
 
-    /// Decompresses and parses one section's chunks in parallel, each job taking every
-    /// `jobs`-th chunk, checking every cell (``ColumnBlock/checkArchived(_:count:schema:)``) and
-    /// writing the chunk straight to its place in one block sized up front (where each chunk's
+    /// Decompresses and parses one section's chunks in parallel, each job taking the next chunk
+    /// not yet taken (``Parallel/forEach(_:threads:_:)``), checking every cell
+    /// (``ColumnBlock/checkArchived(_:count:schema:)``) and writing the chunk straight to its place in one block sized up front (where each chunk's
     /// rows and arena bytes go follows from the header's sizes). Its keys are indexed by the
     /// loader (``SnapshotLoader``), after the file is let go. No value of the app's type is
     /// built. Each job decompresses into one buffer of its own, reused for every chunk it takes,
@@ -94,44 +90,35 @@ enum SnapshotArchive {
         }
         guard rows == entry.objectCount else { throw .undecodable("\(entry.entity): object count mismatch") }
         var block = ColumnBlock(schema: schema, capacity: rows, reservesKeys: false)
-        let jobs = min(max(1, ProcessInfo.processInfo.activeProcessorCount), entry.chunks.count)
+        let jobs = min(Parallel.cores, entry.chunks.count)
         let largest = entry.chunks.map(\.uncompressedSize).max() ?? 0
         let buffers = (0..<jobs).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: LZ4Frame.room(for: largest), alignment: 8) }
         defer { for buffer in buffers { buffer.deallocate() } }
         let failures = Locked([Int: SnapshotRejection]())
-        // Chunks are taken in file order, each by the next job free: a job the scheduler holds
-        // back takes fewer, instead of the others waiting for its share at the join.
-        let next = Locked(0)
         block.appendUnwritten(rows: rows, arenaBytes: arenaBytes) { columns, arena in
-            // The file, the buffers and the arena outlive the concurrentPerform call, which
-            // returns only when every job has; each job writes only its own buffer and its own
-            // chunks' rows and arena bytes.
+            // The file, the buffers and the arena outlive the Parallel.forEach call, which
+            // returns only when every thread has; each thread writes only its own buffer and the
+            // rows and arena bytes of the chunks it took.
             nonisolated(unsafe) let file = file, shared = buffers, arena = arena
-            DispatchQueue.concurrentPerform(iterations: jobs) { [places] job in
-                while true {
-                    let index = next.withLock { taken in
-                        defer { taken += 1 }
-                        return taken
+            // Chunks are taken in file order by whichever thread is free; a bad one stops the
+            // handing out, and every earlier chunk was taken before it and is finished.
+            Parallel.forEach(entry.chunks.count, threads: jobs) { [places] job, index in
+                do throws(SnapshotRejection) {
+                    let chunk = entry.chunks[index]
+                    try chunk.inflate(from: file, into: shared[job])
+                    let bytes = UnsafeRawBufferPointer(rebasing: shared[job][0..<chunk.uncompressedSize])
+                    let arenaStart = try ColumnBlock.checkArchived(bytes, count: chunk.objectCount, schema: schema)
+                    for (attribute, writer) in columns.enumerated() {
+                        let column = ColumnBlock.ArchivedColumn(bytes, attribute: attribute, count: chunk.objectCount)
+                        writer.write(tags: column.tags, payloads: column.payloads, lengths: column.lengths,
+                                     at: places[index].row, rebasedBy: UInt64(places[index].arena))
                     }
-                    guard index < entry.chunks.count else { return }
-                    do throws(SnapshotRejection) {
-                        let chunk = entry.chunks[index]
-                        try chunk.inflate(from: file, into: shared[job])
-                        let bytes = UnsafeRawBufferPointer(rebasing: shared[job][0..<chunk.uncompressedSize])
-                        let arenaStart = try ColumnBlock.checkArchived(bytes, count: chunk.objectCount, schema: schema)
-                        for (attribute, writer) in columns.enumerated() {
-                            let column = ColumnBlock.ArchivedColumn(bytes, attribute: attribute, count: chunk.objectCount)
-                            writer.write(tags: column.tags, payloads: column.payloads, lengths: column.lengths,
-                                         at: places[index].row, rebasedBy: UInt64(places[index].arena))
-                        }
-                        UnsafeMutableRawBufferPointer(rebasing: arena[places[index].arena...])
-                            .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[arenaStart...]))
-                    } catch {
-                        // Every earlier chunk was taken before this one and is finished by its job.
-                        failures.withLock { $0[index] = error }
-                        next.withLock { $0 = entry.chunks.count }
-                        return
-                    }
+                    UnsafeMutableRawBufferPointer(rebasing: arena[places[index].arena...])
+                        .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[arenaStart...]))
+                    return true
+                } catch {
+                    failures.withLock { $0[index] = error }
+                    return false
                 }
             }
         }

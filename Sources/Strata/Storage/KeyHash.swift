@@ -22,20 +22,7 @@ struct KeyHash: Sendable {
 
     /// The slot stored under `hash` whose key `isKey` accepts, or nil.
     func find(_ hash: UInt32, where isKey: (Int) -> Bool) -> Int? {
-        guard count > 0 else { return nil }
-        return buckets.withUnsafeBufferPointer { buckets in
-            let mask = buckets.count - 1
-            var index = Int(hash) & mask
-            while true {
-                let bucket = buckets[index]
-                if bucket == 0 { return nil }
-                if UInt32(truncatingIfNeeded: bucket >> 32) == hash {
-                    let slot = Int(truncatingIfNeeded: bucket & 0xFFFF_FFFF) - 1
-                    if isKey(slot) { return slot }
-                }
-                index = (index + 1) & mask
-            }
-        }
+        count > 0 ? locate(hash, where: isKey).slot : nil
     }
 
     /// Where a key is or would go: the slot stored under `hash` whose key `isKey` accepts, or

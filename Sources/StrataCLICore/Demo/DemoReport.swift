@@ -1,5 +1,6 @@
 /// Everything the demo measured: one record per step (its time and the counts after it), the
-/// relaunches (per mode, the median launch and every run's time to data), and the checks. Printed as the final table, or whole as `--json`.
+/// relaunches (per mode, the median launch and every run's time to data), and the checks.
+/// Printed as the final table, or whole as `--json`.
 struct DemoReport {
     struct Step {
         var number: Int

@@ -38,4 +38,21 @@ import Testing
         #expect(throws: Failure(job: 3)) { try Parallel.run(jobs) }
         #expect(runs.withLock { $0 } == 9)
     }
+
+    /// `forEach` hands each index out once, to thread numbers below the count asked for; once a
+    /// piece returns false no index is handed out any more, and every index below it has run.
+    /// (How many the other thread takes while the stopping piece runs is up to the scheduler.)
+    @Test func forEachStopsHandingOutAfterAFalseAndEveryEarlierIndexRan() {
+        let ran = Locked([Int: Int]())   // index → times run
+        let threads = Locked(Set<Int>())
+        Parallel.forEach(200, threads: 2) { thread, index in
+            ran.withLock { $0[index, default: 0] += 1 }
+            threads.withLock { _ = $0.insert(thread) }
+            return index != 120
+        }
+        let counts = ran.withLock { $0 }
+        #expect((0...120).allSatisfy { counts[$0] == 1 }, "every index up to the stop, once")
+        #expect(counts.values.allSatisfy { $0 == 1 })
+        #expect(threads.withLock { $0 }.isSubset(of: [0, 1]))
+    }
 }
