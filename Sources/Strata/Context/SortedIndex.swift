@@ -76,7 +76,7 @@ struct SortedIndex: Sendable {
         let rows = table.order(by: order)
         let isTouched = self.isTouched
         let kept = slots.filter { $0 >= isTouched.count || !isTouched[$0] }
-        let fresh = touched.filter(table.isLive).sorted(by: rows.precedes)
+        let fresh = rows.sorted(touched.filter(table.isLive))
         for slot in touched { self.isTouched[slot] = false }
         touched.removeAll(keepingCapacity: true)
         guard !fresh.isEmpty else {

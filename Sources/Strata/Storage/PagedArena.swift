@@ -37,18 +37,26 @@ extension Array: CellBytes, CellArena where Element == UInt8 {
 /// The text and blob bytes of a ``ColumnTable``, in pages: a cell's payload is its page number
 /// (high 32 bits) and its offset in that page (low 32).
 ///
-/// Copies of a table share their pages (each is a copy-on-write array), and bytes are only ever
-/// appended — to the last page while it has room, else to a new one — so a copy that writes
-/// copies at most the last page it shares, never the whole arena. What that buys: a merge
-/// prepared off the main actor on a copy of a 100,000-article table (``ObjectGraph``) wrote
-/// 3 MB of new text after first copying the 30 MB the table held; it now copies at most
-/// ``pageSize``. A value larger than a page gets a page of its own; a block's arena, adopted
-/// whole, becomes one page as it is.
+/// Copies of a table share their pages, and bytes are only ever appended, to the last page while
+/// it has room and is this arena's alone, else to a new one: a copy that writes copies no byte
+/// it shares. What that buys: a merge prepared off the main actor on a copy of a 100,000-article
+/// table (``ObjectGraph``) wrote 3 MB of new text after first copying the 30 MB the table held;
+/// it now starts a page of its own (the shared page's free room is left unused: memory never
+/// touched, so never resident). A value larger than a page gets a page of its own; a block's
+/// arena, adopted whole, becomes the first page as it is.
+///
+/// Pages other than an adopted one are raw memory (``ArenaPage``), so an append is a check that
+/// the last page is this arena's own and has room, and one copy of the bytes: as a growing
+/// `[UInt8]`, each of a 10,000-article import's 40,000 text cells went through the array's generic
+/// `append(contentsOf:)`.
 struct PagedArena: CellArena, Sendable {
     /// The room a new page is made with.
     static let pageSize = 1 << 20
 
-    private(set) var pages: [[UInt8]] = []
+    /// A block's arena, adopted as it is: page 0 when not empty.
+    private var adopted: [UInt8] = []
+    /// The other pages, numbered after the adopted one; the last is the one appended to.
+    private var pages: [ArenaPage] = []
     /// The bytes held, in every page.
     private(set) var count = 0
 
@@ -58,32 +66,75 @@ struct PagedArena: CellArena, Sendable {
     /// payloads as they are), or nil when it is too large for one page (4 GiB).
     init?(adopting bytes: [UInt8]) {
         guard bytes.count <= Int(UInt32.max) else { return nil }
-        pages = bytes.isEmpty ? [] : [bytes]
+        adopted = bytes
         count = bytes.count
     }
+
+    /// The number of the first raw page: 1 after an adopted page, else 0.
+    private var firstRawPage: Int { adopted.isEmpty ? 0 : 1 }
+
+    /// The bytes each page holds, in page order.
+    var pageSizes: [Int] { (adopted.isEmpty ? [] : [adopted.count]) + pages.map(\.used) }
 
     func withCellBytes<R>(_ payload: UInt64, count: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         guard count > 0 else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
         let start = Int(truncatingIfNeeded: payload & 0xFFFF_FFFF)
-        return try pages[Int(truncatingIfNeeded: payload >> 32)].withUnsafeBytes {
-            try body(UnsafeRawBufferPointer(rebasing: $0[start..<start + count]))
-        }
+        let page = Int(truncatingIfNeeded: payload >> 32) - firstRawPage
+        guard page < 0 else { return try body(pages[page].bytes(start, count)) }
+        return try adopted.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<start + count])) }
     }
 
     mutating func appendCell(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
-        guard !bytes.isEmpty else { return 0 }
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return 0 }
         precondition(bytes.count <= Int(UInt32.max), "a value has \(bytes.count) bytes; a cell holds at most 4 GiB")
-        if let last = pages.indices.last, pages[last].count + bytes.count <= Self.pageSize {
-            let offset = pages[last].count
-            pages[last].append(contentsOf: bytes)
-            count += bytes.count
-            return UInt64(last) << 32 | UInt64(offset)
+        var last = pages.count - 1
+        // A new page when there is none, when the last one is shared with a copy of the arena
+        // (left as it is: the copy may be reading it), or when it lacks room.
+        if last < 0 || !isKnownUniquelyReferenced(&pages[last]) || pages[last].room < bytes.count {
+            pages.append(ArenaPage(capacity: Swift.max(Self.pageSize, bytes.count)))
+            last += 1
         }
-        var page: [UInt8] = []
-        page.reserveCapacity(Swift.max(Self.pageSize, bytes.count))
-        page.append(contentsOf: bytes)
-        pages.append(page)
         count += bytes.count
-        return UInt64(pages.count - 1) << 32
+        return UInt64(firstRawPage + last) << 32 | UInt64(pages[last].append(source, count: bytes.count))
+    }
+}
+
+/// A page of a ``PagedArena``: raw memory, the first `used` bytes of it written.
+///
+/// `@unchecked Sendable`, and safe: its memory and `used` are written only by ``append(_:count:)``,
+/// which a `PagedArena` calls only on its last page and only after `isKnownUniquelyReferenced`
+/// proved the arena holds the page's only reference (or made it just now); a page two arenas
+/// share — in any isolation — is only read, and a reader's reference keeps it alive. So nothing
+/// in it is written while another thread can read it.
+final class ArenaPage: @unchecked Sendable {
+    private let start: UnsafeMutableRawPointer
+    private let capacity: Int
+    /// The bytes written.
+    private(set) var used = 0
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        start = .allocate(byteCount: capacity, alignment: 1)
+    }
+
+    deinit { start.deallocate() }
+
+    /// The bytes still free.
+    var room: Int { capacity - used }
+
+    /// The `count` bytes from `offset`.
+    func bytes(_ offset: Int, _ count: Int) -> UnsafeRawBufferPointer {
+        precondition(offset >= 0 && count <= used - offset, "bytes \(offset)..<\(offset + count) of an arena page of \(used)")
+        return UnsafeRawBufferPointer(start: start + offset, count: count)
+    }
+
+    /// Copies `count` bytes from `source` after the written ones and returns where they start.
+    /// - Precondition: the caller holds the only reference, and there is room.
+    func append(_ source: UnsafeRawPointer, count: Int) -> Int {
+        precondition(count <= room, "\(count) bytes appended to an arena page with room for \(room)")
+        let offset = used
+        (start + offset).copyMemory(from: source, byteCount: count)
+        used = offset + count
+        return offset
     }
 }

@@ -14,13 +14,22 @@ struct RowOrder<Arena: CellBytes> {
     let keyPosition: Int
 
     /// The rows `rows` (slots, or a block's row numbers) in this order.
-    func sorted(_ rows: [Int]) -> [Int] { rows.sorted(by: precedes) }
+    ///
+    /// The comparison is a closure, not the method `precedes` passed as a value: that partial
+    /// application copied the whole order (its arrays and arena retained, then released) at
+    /// every comparison.
+    func sorted(_ rows: [Int]) -> [Int] { rows.sorted { precedes($0, $1) } }
 
     /// Whether the row in slot `a` comes before the row in slot `b`.
+    ///
+    /// Indexed loops, not `for … in`: iterating copied the sort array and each column it read
+    /// (retained and released them) at every comparison.
     func precedes(_ a: Int, _ b: Int) -> Bool {
-        for (position, ascending) in sort {
-            let order = columns[position].compare(a, b, arena: arena)
-            if order != 0 { return ascending ? order < 0 : order > 0 }
+        var index = 0
+        while index < sort.count {
+            let order = columns[sort[index].position].compare(a, b, arena: arena)
+            if order != 0 { return sort[index].ascending ? order < 0 : order > 0 }
+            index += 1
         }
         return columns[keyPosition].compare(a, b, arena: arena) < 0
     }
@@ -50,6 +59,7 @@ extension Column {
     /// Compares the cells at slots `a` and `b` exactly as ``DatabaseValue/compare(_:_:)`` compares
     /// their values (SQLite's BINARY collation: NULL first, numbers by value across integers and
     /// reals, text and blobs byte by byte), their bytes read from `arena`.
+    @inline(__always)
     func compare(_ a: Int, _ b: Int, arena: some CellBytes) -> Int {
         let left = tags[a], right = tags[b]
         if left == CellTag.integer, right == CellTag.integer {

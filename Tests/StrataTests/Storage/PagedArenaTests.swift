@@ -26,9 +26,9 @@ import Testing
             cells.append((payload, value))
         }
         #expect(arena.count == cells.reduce(0) { $0 + $1.bytes.count })
-        #expect(arena.pages.count > 2, "seed \(seed): the values should span several pages")
+        #expect(arena.pageSizes.count > 2, "seed \(seed): the values should span several pages")
         // Only a value larger than a page makes a page larger than a page, and it is alone there.
-        #expect(arena.pages.filter { $0.count > PagedArena.pageSize }.count
+        #expect(arena.pageSizes.filter { $0 > PagedArena.pageSize }.count
                 == cells.filter { $0.bytes.count > PagedArena.pageSize }.count, "seed \(seed)")
         for (index, cell) in cells.enumerated() {
             #expect(read(arena, cell.payload, cell.bytes.count) == cell.bytes, "seed \(seed): cell \(index)")
@@ -47,6 +47,26 @@ import Testing
         #expect(read(copy, inCopy, second.count) == second)
         #expect(read(original, inOriginal, 5) == bytes(5, 3))
         #expect(original.count == first.count + 5 && copy.count == first.count + second.count)
+    }
+
+    /// Both sides of a copy append after sharing a page with room: neither writes the shared
+    /// page (the other may be reading it); each starts a page of its own, and both keep reading
+    /// the bytes written before the copy.
+    @Test func aSharedPageIsNeverWrittenAgain() {
+        var original = PagedArena()
+        let before = bytes(300, 6)
+        let beforePayload = before.withUnsafeBytes { original.appendCell($0) }
+        var copy = original
+        let inOriginal = bytes(40, 7).withUnsafeBytes { original.appendCell($0) }
+        let inCopy = bytes(40, 8).withUnsafeBytes { copy.appendCell($0) }
+        #expect(read(original, inOriginal, 40) == bytes(40, 7))
+        #expect(read(copy, inCopy, 40) == bytes(40, 8))
+        #expect(read(original, beforePayload, 300) == before && read(copy, beforePayload, 300) == before)
+        #expect(original.pageSizes == [300, 40] && copy.pageSizes == [300, 40])
+        // The original's new page is its own: it keeps appending there.
+        let next = bytes(10, 9).withUnsafeBytes { original.appendCell($0) }
+        #expect(next == inOriginal + 40 && read(original, next, 10) == bytes(10, 9))
+        #expect(read(copy, inCopy, 40) == bytes(40, 8) && copy.count == 340 && original.count == 350)
     }
 
     @Test func anAdoptedArenaKeepsItsOffsets() throws {
