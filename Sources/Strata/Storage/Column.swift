@@ -68,6 +68,15 @@ struct Column: Sendable {
         return freed
     }
 
+    /// Writes `cell` at `slot`, a NULL cell (holding no arena bytes) whose pages
+    /// ``makeOwn(pagesCovering:)`` made this column's own since it was last copied.
+    mutating func setNullInOwnPages(_ cell: (tag: UInt8, payload: UInt64, length: UInt32), at slot: Int) {
+        assert(tags[slot] == CellTag.null, "a new value written over a cell")
+        tags.setInOwnPage(cell.tag, at: slot)
+        payloads.setInOwnPage(cell.payload, at: slot)
+        lengths.setInOwnPage(cell.length, at: slot)
+    }
+
     /// Overwrites the cell at `slot` and returns the arena bytes its old value held, which are
     /// garbage from now on.
     mutating func replace(at slot: Int, tag: UInt8, payload: UInt64, length: UInt32) -> Int {
