@@ -51,21 +51,11 @@ struct Column: Sendable {
     }
 
     /// Makes the pages that hold the cells at `slots` this column's own, so that
-    /// ``setInOwnPages(_:at:)`` may write them (``PagedArray/makeOwn(pagesCovering:)``).
+    /// ``setNullInOwnPages(_:at:)`` may write them (``PagedArray/makeOwn(pagesCovering:)``).
     mutating func makeOwn(pagesCovering slots: [Int]) {
         tags.makeOwn(pagesCovering: slots)
         payloads.makeOwn(pagesCovering: slots)
         lengths.makeOwn(pagesCovering: slots)
-    }
-
-    /// Writes `cell` at `slot`, whose pages ``makeOwn(pagesCovering:)`` made this column's own
-    /// since it was last copied, and returns the arena bytes its old value held.
-    mutating func setInOwnPages(_ cell: (tag: UInt8, payload: UInt64, length: UInt32), at slot: Int) -> Int {
-        let freed = tags[slot] >= CellTag.text ? Int(lengths[slot]) : 0
-        tags.setInOwnPage(cell.tag, at: slot)
-        payloads.setInOwnPage(cell.payload, at: slot)
-        lengths.setInOwnPage(cell.length, at: slot)
-        return freed
     }
 
     /// Writes `cell` at `slot`, a NULL cell (holding no arena bytes) whose pages

@@ -510,7 +510,7 @@ final class ColumnTable {
                 if tag >= CellTag.text {
                     payload = source.withCellBytes(payload, count: Int(length)) { arena.appendCell($0) }
                 }
-                _ = column.setInOwnPages((tag, payload, length), at: row)
+                column.setNullInOwnPages((tag, payload, length), at: row)
             }
             columns[attribute] = column
         }
