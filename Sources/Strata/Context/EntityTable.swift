@@ -580,29 +580,53 @@ final class EntityTable {
     ///
     /// A save of a key the table does not hold, with nothing edited or deleted under it, claims a
     /// slot at once (its key cell written, so a later save of the key finds it), but its row is
-    /// written and posted to the indexes later, together with the new rows around it — column by
-    /// column (``ColumnTable/writeNew(_:at:version:firstUse:)``) and one index map change per distinct key
-    /// (``InMemoryIndex/insertNew(_:of:)``) — before any other operation of the run is merged,
-    /// and at its end. Every save is given a free slot up front (what the free list lacks is
-    /// added in bulk) and the ones no key claimed are dropped at the end, so no row grows the
-    /// columns cell by cell.
+    /// written and posted to the indexes later, together with the new rows around it — its cells
+    /// copied column by column from the ones the change set carries (``CellRows``, built when it
+    /// was sealed; made here for saves that carry none), their bytes taken as one arena page
+    /// (``ColumnTable/writeNew(_:rows:at:base:version:firstUse:)``), and one index map change per
+    /// distinct key (``InMemoryIndex/insertNew(_:of:)``) — before any other operation of the run
+    /// is merged, and at its end. Every save is given a free slot up front (what the free list
+    /// lacks is added in bulk) and the ones no key claimed are dropped at the end, so no row
+    /// grows the columns cell by cell.
     func merge(_ operations: [ChangeSet.Operation], run: Range<Int>, sequence: UInt64, isOwn: Bool, registersNew: Bool,
                policy: MergePolicy, into changes: inout ContextChange.EntityChanges) throws {
         let saves = operations[run].count(where: \.isSave)
         let firstProvided = registersNew && saves > 0 ? saved.provideFreeSlots(saves) : nil
         if registersNew { changes.reserveInserts(saves) }
-        // New rows claimed (their key cells written), to be written and posted together.
+        // Cells made here for the run's saves that carry none: the cells and each save's row in them.
+        var made: (cells: CellRows, rows: [Int: Int])?
+        // New rows claimed (their key cells written), to be written and posted together: rows of
+        // one `CellRows`, their bytes at one base.
+        var batch: (cells: CellRows, base: UInt64)?
         var newSlots: [Int] = []
-        var newRows: [[DatabaseValue]] = []
+        var newRows: [Int] = []
+        // While every save of the run so far is a new row of the cells that hold exactly the run's
+        // saves (a change set of new objects), the inserts are listed at the end of the run, as
+        // the cells' key set: hashed when the change set was sealed, not here.
+        var insertsLater = saves == run.count && changes.isEmpty ? Self.cellsOfEverySave(operations, run) : nil
+        func listInsertsNow(before end: Int) {
+            guard insertsLater != nil else { return }
+            insertsLater = nil
+            for case .save(let save) in operations[run.lowerBound..<end] {
+                changes.insert(key(of: save.row!), attributes: attributeNames)
+            }
+        }
         func takeNewRows() {
-            guard !newSlots.isEmpty else { return }
+            defer { batch = nil }
+            guard let batch, !newSlots.isEmpty else { return }
             mutationCount &+= 1
             // Each new row's last use is a tick of the clock, in the order they were claimed.
-            saved.writeNew(newRows, at: newSlots, version: sequence, firstUse: clock + 1)
+            saved.writeNew(batch.cells, rows: newRows, at: newSlots, base: batch.base, version: sequence,
+                           firstUse: clock + 1)
             clock += UInt64(newSlots.count)
             if indexesEnabled { for index in indexes.indices { indexes[index].insertNew(newSlots, of: saved) } }
             newSlots.removeAll(keepingCapacity: true)
             newRows.removeAll(keepingCapacity: true)
+        }
+        func cells(of save: ChangeSet.Save, at index: Int) throws -> (CellRows, Int) {
+            if let cells = save.cells { return (cells, save.cellRow) }
+            if made == nil { made = try makeCells(operations, run: index..<run.upperBound) }
+            return (made!.cells, made!.rows[index]!)
         }
         defer {
             takeNewRows()
@@ -610,6 +634,7 @@ final class EntityTable {
         }
         for index in run {
             guard case .save(let save) = operations[index] else {
+                listInsertsNow(before: index)
                 takeNewRows()
                 try merge(operations[index], sequence: sequence, isOwn: isOwn, registersNew: registersNew, policy: policy,
                           into: &changes)
@@ -619,21 +644,60 @@ final class EntityTable {
                 throw StrataError(.unknownEntity, "entity name \(schema.name) is used by two types", entity: schema.name)
             }
             let row = try save.row ?? encode(save.object)
-            let key = key(of: row)
-            let found = saved.find(key)
-            if found.slot == nil, registersNew, edits.isEmpty || edits[key] == nil,
-               deletions.isEmpty || deletions[key] == nil {
-                let slot = saved.claimNew(found, key: key)
-                ordered?.touch(slot)
-                newSlots.append(slot)
-                newRows.append(row)
-                changes.insert(key, attributes: attributeNames)
+            guard registersNew else {
+                listInsertsNow(before: index)
+                takeNewRows()
+                try mergeRow(row, sequence: sequence, isOwn: isOwn, registersNew: false, policy: policy, changes: &changes)
                 continue
             }
+            let key = key(of: row)
+            let (cells, cellRow) = try cells(of: save, at: index)
+            let found = saved.find(cells, row: cellRow)
+            if found.slot == nil, edits.isEmpty || edits[key] == nil, deletions.isEmpty || deletions[key] == nil {
+                if batch?.cells !== cells { takeNewRows() }
+                let base = batch?.base ?? saved.arenaBase(for: cells)
+                batch = (cells, base)
+                let slot = saved.claimNew(found, cells: cells, row: cellRow, base: base)
+                ordered?.touch(slot)
+                newSlots.append(slot)
+                newRows.append(cellRow)
+                if insertsLater !== cells {
+                    listInsertsNow(before: index)
+                    changes.insert(key, attributes: attributeNames)
+                }
+                continue
+            }
+            listInsertsNow(before: index)
             takeNewRows()
             try mergeRow(row, found: found, sequence: sequence, isOwn: isOwn, registersNew: registersNew, policy: policy,
                          changes: &changes)
         }
+        if let insertsLater { changes.inserted = insertsLater.keys! }
+    }
+
+    /// The cells that hold the rows of every save in `run` of `operations` and no other, their
+    /// keys distinct, or nil.
+    private static func cellsOfEverySave(_ operations: [ChangeSet.Operation], _ run: Range<Int>) -> CellRows? {
+        guard case .save(let first) = operations[run.lowerBound], let cells = first.cells, cells.count == run.count,
+              cells.keys != nil else { return nil }
+        // Each save is one row of them (sealing makes one row per save, in order).
+        for case .save(let save) in operations[run] where save.cells !== cells { return nil }
+        return cells
+    }
+
+    /// The cells of the saves in `run` of `operations` that carry none, and each one's row in them.
+    private func makeCells(_ operations: [ChangeSet.Operation], run: Range<Int>) throws -> (CellRows, [Int: Int]) {
+        var rows: [[DatabaseValue]] = []
+        var positions: [Int: Int] = [:]
+        for index in run {
+            guard case .save(let save) = operations[index], save.cells == nil else { continue }
+            positions[index] = rows.count
+            rows.append(try save.row ?? encode(save.object))
+        }
+        guard let cells = CellRows(rows, attributeCount: schema.attributes.count, keyPosition: schema.primaryKeyIndex) else {
+            throw StrataError(.invalidValue, "a change set's values of \(schema.name) exceed 4 GiB together", entity: schema.name)
+        }
+        return (cells, positions)
     }
 
     private func merge(_ operation: ChangeSet.Operation, sequence: UInt64, isOwn: Bool, registersNew: Bool,

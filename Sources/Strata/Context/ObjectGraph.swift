@@ -241,7 +241,7 @@ final class ObjectGraph {
         guard !changes.isEmpty else { return nil }
         // The keys written are listed only when another change set is waiting to be merged.
         var written: [String: [DatabaseValue]?]?
-        let (submission, sealed) = try store.submit(changes) {
+        let (submission, sealed) = try store.submit(changes, byMainContext: keepsIndexes) {
             for case .accepted(_, let other) in unmerged() {
                 let keys = written ?? changes.touchedKeys()
                 written = keys

@@ -67,6 +67,18 @@ struct Column: Sendable {
         lengths.setInOwnPage(cell.length, at: slot)
     }
 
+    /// Copies the cells of attribute `attribute` of rows `rows` of `cells` into the NULL cells at
+    /// `slots` (holding no arena bytes), text and blob payloads moved by `base` (where the cells'
+    /// page is in this column's arena: ``PagedArena/take(_:)``).
+    mutating func copyNew(_ cells: CellRows, _ attribute: Int, rows: [Int], at slots: [Int], base: UInt64) {
+        makeOwn(pagesCovering: slots)
+        let tags = cells.tags[attribute], payloads = cells.payloads[attribute], lengths = cells.lengths[attribute]
+        for (row, slot) in zip(rows, slots) {
+            let tag = tags[row]
+            setNullInOwnPages((tag, tag >= CellTag.text ? base + payloads[row] : payloads[row], lengths[row]), at: slot)
+        }
+    }
+
     /// Overwrites the cell at `slot` and returns the arena bytes its old value held, which are
     /// garbage from now on.
     mutating func replace(at slot: Int, tag: UInt8, payload: UInt64, length: UInt32) -> Int {

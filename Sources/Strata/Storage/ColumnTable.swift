@@ -71,6 +71,9 @@ final class ColumnTable {
     @exclusivity(unchecked) private var versions = PagedArray<UInt64>()
     @exclusivity(unchecked) private var readVersions = PagedArray<UInt64>()
     @exclusivity(unchecked) private var lastUses = PagedArray<UInt64>()
+    /// The page of change-set cells last taken into the arena and its base (``arenaBase(for:)``),
+    /// until the arena is replaced.
+    @exclusivity(unchecked) private var takenPage: (page: ArenaPage, base: UInt64)?
     /// Values built from rows, kept while their rows are unchanged (``ValueCache``).
     private var values: ValueCache
 
@@ -97,7 +100,7 @@ final class ColumnTable {
     func slot(of key: DatabaseValue) -> Int? { find(key).slot }
 
     /// The slot whose key cell holds `probe`'s value (whose hash is `hash`), or nil.
-    private func slot(holding probe: KeyProbe, hash: UInt32) -> Int? {
+    private func slot(of probe: KeyProbe, hash: UInt32) -> Int? {
         slots.find(probe, hash: hash, in: columns[schema.primaryKeyIndex], arena: arena)
     }
 
@@ -269,48 +272,70 @@ final class ColumnTable {
         compactIfNeeded()
     }
 
-    /// A slot claimed for a key ``find(_:)`` has just found absent, as ``claim(_:)`` claims one,
-    /// with its key cell written and its other cells NULL until ``writeNew(_:at:version:)``
-    /// writes the row: how a merge takes many new rows, then writes them column by column.
-    /// Meanwhile the key is found (``find(_:)`` compares key cells), so a second save of it
-    /// updates this slot.
-    func claimNew(_ absent: KeyLookup, key: DatabaseValue) -> Int {
+    /// Where row `row` of `cells` would go: its key's slot (nil when the table has none) and its
+    /// hash, as ``find(_:)`` finds a key — the hash made with the cells, the bytes compared in
+    /// place.
+    func find(_ cells: CellRows, row: Int) -> KeyLookup {
+        let probe = cells.probe(ofRow: row), hash = cells.keyHashes[row]
+        let keys = columns[schema.primaryKeyIndex]
+        let (slot, bucket) = slots.locate(hash) { keys.holds(probe, at: $0, arena: arena) }
+        return KeyLookup(slot: slot, hash: hash, bucket: bucket)
+    }
+
+    /// What turns an offset into `cells`' page into the payload of a cell of this table holding
+    /// the same bytes (``PagedArena/take(_:)``): the page is taken on the first call for it, and
+    /// again only after the arena was replaced (a compaction keeps none of it that no cell points
+    /// at). Its bytes count as garbage until ``writeNew(_:rows:at:base:version:firstUse:)``
+    /// writes the rows holding them.
+    func arenaBase(for cells: CellRows) -> UInt64 {
+        if let taken = takenPage, taken.page === cells.page { return taken.base }
+        let base = arena.take(cells.page)
+        garbageByteCount += cells.page.used
+        takenPage = (cells.page, base)
+        return base
+    }
+
+    /// A slot claimed for row `row` of `cells`, whose key ``find(_:row:)`` has just found absent,
+    /// as ``claim(_:)`` claims one, with its key cell written (its bytes at `base`, from
+    /// ``arenaBase(for:)``) and its other cells NULL until
+    /// ``writeNew(_:rows:at:base:version:firstUse:)`` writes the row: how a merge takes many new
+    /// rows, then writes them column by column. Meanwhile the key is found (``find(_:)`` compares
+    /// key cells), so a second save of it updates this slot.
+    func claimNew(_ absent: KeyLookup, cells: CellRows, row: Int, base: UInt64) -> Int {
         let slot = claim(absent)
-        let (tag, payload, length) = Column.cell(key, arena: &arena)
-        _ = columns[schema.primaryKeyIndex].replace(at: slot, tag: tag, payload: payload, length: length)
+        let key = schema.primaryKeyIndex
+        let tag = cells.tags[key][row], payload = cells.payloads[key][row]
+        _ = columns[key].replace(at: slot, tag: tag, payload: tag >= CellTag.text ? base + payload : payload,
+                                 length: cells.lengths[key][row])
         return slot
     }
 
-    /// Writes `rows` into `slots` — claimed by ``claimNew(_:key:)`` for their keys, nothing else
-    /// written to them since — at `version`, their last uses `firstUse`, `firstUse + 1`, … in
-    /// order, one column at a time: each column (and bookkeeping array) first makes the pages it
-    /// writes its own, then its cells are written with no check per cell.
-    /// - Precondition: each row has one value per attribute of the schema, and its key is the
-    ///   one its slot was claimed for.
-    func writeNew(_ rows: [[DatabaseValue]], at slots: [Int], version: UInt64, firstUse: UInt64) {
+    /// Writes rows `rows` of `cells` into `slots` — claimed by ``claimNew(_:cells:row:base:)``
+    /// for their keys with the same `base`, nothing else written to them since — at `version`,
+    /// their last uses `firstUse`, `firstUse + 1`, … in order, one column at a time: each column
+    /// (and bookkeeping array) first makes the pages it writes its own, then its cells are
+    /// copied with no check per cell, text and blob payloads moved by `base`.
+    /// - Precondition: `cells` has one column per attribute of the schema.
+    func writeNew(_ cells: CellRows, rows: [Int], at slots: [Int], base: UInt64, version: UInt64, firstUse: UInt64) {
         precondition(rows.count == slots.count, "\(rows.count) rows of \(schema.name) for \(slots.count) slots")
+        precondition(cells.attributeCount == columns.count,
+                     "rows of \(schema.name) with \(cells.attributeCount) values, not \(columns.count)")
         let key = schema.primaryKeyIndex
         versions.makeOwn(pagesCovering: slots)
         lastUses.makeOwn(pagesCovering: slots)
+        var written = 0
         for (index, (row, slot)) in zip(rows, slots).enumerated() {
-            precondition(row.count == columns.count, "a row of \(schema.name) has \(columns.count) values, not \(row.count)")
-            assert(self.slot(of: row[key]) == slot, "a row of \(schema.name) written into another key's slot")
+            assert(self.slot(of: cells.probe(ofRow: row), hash: cells.keyHashes[row]) == slot,
+                   "a row of \(schema.name) written into another key's slot")
             versions.setInOwnPage(version, at: slot)
             lastUses.setInOwnPage(firstUse + UInt64(index), at: slot)
+            written += cells.byteCount(ofRow: row)
         }
+        garbageByteCount -= written
         for attribute in columns.indices where attribute != key {
-            Self.write(rows, attribute, at: slots, into: &columns[attribute], arena: &arena)
+            columns[attribute].copyNew(cells, attribute, rows: rows, at: slots, base: base)
         }
-    }
-
-    /// Writes attribute `attribute` of `rows` into the NULL cells of `slots` (their arena holds
-    /// none of their bytes: nothing becomes garbage).
-    private static func write(_ rows: [[DatabaseValue]], _ attribute: Int, at slots: [Int], into column: inout Column,
-                              arena: inout PagedArena) {
-        column.makeOwn(pagesCovering: slots)
-        for (row, slot) in zip(rows, slots) {
-            column.setNullInOwnPages(Column.cell(row[attribute], arena: &arena), at: slot)
-        }
+        compactIfNeeded()
     }
 
     /// Makes room for `additional` more rows than the table has slots: the key hash rehashes at
@@ -452,6 +477,7 @@ final class ColumnTable {
     func removeAll() {
         columns = Array(repeating: Column(), count: columns.count)
         arena = PagedArena()
+        takenPage = nil
         slots.removeAll()
         liveFlags.removeAll()
         freeSlots = []
@@ -483,6 +509,7 @@ final class ColumnTable {
         values.removeAll()
         columns = parts.columns
         arena = adopted
+        takenPage = nil
         slots = parts.keyIndex
         liveFlags = PagedArray(repeating: true, count: rows)
         freeSlots = []
@@ -563,6 +590,7 @@ final class ColumnTable {
         var compacted = PagedArena()
         for attribute in columns.indices { columns[attribute].moveBytes(from: arena, to: &compacted) }
         arena = compacted
+        takenPage = nil
         garbageByteCount = 0
     }
 }

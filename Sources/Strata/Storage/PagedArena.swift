@@ -97,13 +97,41 @@ struct PagedArena: CellArena, Sendable {
         count += bytes.count
         return UInt64(firstRawPage + last) << 32 | UInt64(pages[last].append(source, count: bytes.count))
     }
+
+    /// The most bytes a page ``take(_:)`` takes is copied with; a larger one is taken as it is.
+    static let copiedPageLimit = 64 * 1024
+
+    /// Takes the bytes of `page`, a filled page made elsewhere (``CellRows``: a change set's
+    /// text), and returns the base that turns an offset into `page` into the payload of a cell
+    /// of this arena holding the same bytes (`base + offset`). A page larger than
+    /// ``copiedPageLimit`` becomes one of this arena's pages as it is: nothing copied, and never
+    /// written (its maker shares it); a smaller one is copied after this arena's own bytes, so
+    /// that many small change sets do not leave as many small pages.
+    mutating func take(_ page: ArenaPage) -> UInt64 {
+        let size = page.used
+        guard size > 0 else { return 0 }
+        count += size
+        guard size <= Self.copiedPageLimit else {
+            pages.append(page)
+            return UInt64(firstRawPage + pages.count - 1) << 32
+        }
+        var last = pages.count - 1
+        if last < 0 || !isKnownUniquelyReferenced(&pages[last]) || pages[last].room < size {
+            pages.append(ArenaPage(capacity: Self.pageSize))
+            last += 1
+        }
+        let start = page.bytes(0, size)
+        return UInt64(firstRawPage + last) << 32 | UInt64(pages[last].append(start.baseAddress!, count: size))
+    }
 }
 
 /// A page of a ``PagedArena``: raw memory, the first `used` bytes of it written.
 ///
 /// `@unchecked Sendable`, and safe: its memory and `used` are written only by ``append(_:count:)``,
 /// which a `PagedArena` calls only on its last page and only after `isKnownUniquelyReferenced`
-/// proved the arena holds the page's only reference (or made it just now); a page two arenas
+/// proved the arena holds the page's only reference (or made it just now), and which a
+/// ``CellRows`` calls only on the page it is making, before the initializer returns and anything
+/// else can hold it (its property is a `let`, never written again); a page two holders
 /// share — in any isolation — is only read, and a reader's reference keeps it alive. So nothing
 /// in it is written while another thread can read it.
 final class ArenaPage: @unchecked Sendable {

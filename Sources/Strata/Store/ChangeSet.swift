@@ -43,12 +43,19 @@ public struct ChangeSet: Sendable {
         /// The object's entity's name, asked of the type once, when the operation is made (the
         /// default ``Entity/entityName`` costs a locked lookup).
         let entity: String
+        /// The row's cells, when the change set was sealed for a context to merge: row
+        /// `cellRow` of the cells of the saves of its entity run (see ``sealed(buildsCells:_:)``).
+        let cells: CellRows?
+        let cellRow: Int
 
-        init(_ object: any Entity, _ mode: SaveMode, row: [DatabaseValue]?, entity: String) {
+        init(_ object: any Entity, _ mode: SaveMode, row: [DatabaseValue]?, entity: String, cells: CellRows? = nil,
+             cellRow: Int = 0) {
             self.object = object
             self.mode = mode
             self.row = row
             self.entity = entity
+            self.cells = cells
+            self.cellRow = cellRow
         }
     }
 
@@ -168,19 +175,47 @@ public struct ChangeSet: Sendable {
     }
 
     /// The same change set with every object's row encoded (by the entity's row codec), so that
-    /// nothing downstream encodes it again.
+    /// nothing downstream encodes it again, and — when `buildsCells` (a context will merge it) —
+    /// the rows of each run of one entity's saves in cell form (``CellRows``), so that merging
+    /// them copies cells: the work is done here, on the thread that saves, rather than where
+    /// change sets are merged one after another.
     /// - Throws: the first object that cannot be stored (an unstorable value, a codec that does
     ///   not match the schema), naming it.
-    func sealed(_ makeEncoder: (String) throws -> RowEncoder) throws -> ChangeSet {
+    func sealed(buildsCells: Bool, _ makeEncoder: (String) throws -> RowEncoder) throws -> ChangeSet {
         var sealed = self
-        // One encoder per entity type, looked up by type (an entity's name costs a lookup of its own).
-        var encoders: [ObjectIdentifier: RowEncoder] = [:]
-        for index in sealed.operations.indices {
-            guard case .save(let save) = sealed.operations[index], save.row == nil else { continue }
-            let type = ObjectIdentifier(Swift.type(of: save.object))
-            let encoder = try encoders[type] ?? makeEncoder(save.entity)
-            encoders[type] = encoder
-            sealed.operations[index] = .save(Save(save.object, save.mode, row: try encoder.encode(save.object), entity: save.entity))
+        // One encoder per entity, looked up once per run.
+        var encoders: [String: RowEncoder] = [:]
+        for (entity, run) in sealed.entityRuns {
+            var encoder: RowEncoder? = encoders[entity]
+            func encoded(_ save: Save) throws -> [DatabaseValue] {
+                if let row = save.row { return row }
+                let found = try encoder ?? makeEncoder(entity)
+                encoder = found
+                return try found.encode(save.object)
+            }
+            // The run's saves still without cells, and their rows.
+            var positions: [Int] = []
+            var rows: [[DatabaseValue]] = []
+            for index in run {
+                guard case .save(let save) = sealed.operations[index] else { continue }
+                let row = try encoded(save)
+                if buildsCells, save.cells == nil {
+                    positions.append(index)
+                    rows.append(row)
+                } else if save.row == nil {
+                    sealed.operations[index] = .save(Save(save.object, save.mode, row: row, entity: save.entity))
+                }
+            }
+            if !positions.isEmpty {
+                let schema = try (encoder ?? makeEncoder(entity)).schema
+                let cells = CellRows(rows, attributeCount: schema.attributes.count, keyPosition: schema.primaryKeyIndex)
+                for (cellRow, (index, row)) in zip(positions, rows).enumerated() {
+                    guard case .save(let save) = sealed.operations[index] else { continue }
+                    sealed.operations[index] = .save(Save(save.object, save.mode, row: row, entity: save.entity,
+                                                          cells: cells, cellRow: cellRow))
+                }
+            }
+            if let encoder { encoders[entity] = encoder }
         }
         return sealed
     }

@@ -87,16 +87,21 @@ extension Store {
     ///   operation names an unknown attribute or a mistyped value; `.closed` after ``close()``.
     @discardableResult
     public func submit(_ changes: ChangeSet) throws -> Submission {
-        try submit(changes, check: nil).submission
+        try submit(changes, byMainContext: false, check: nil).submission
     }
 
     /// Submits, after running `check` under the pipeline lock (nothing can be accepted meanwhile).
     /// Every object's row is encoded here, once, on the caller's thread (a worker's save encodes on
     /// the worker): the writer binds those rows, and merges and overlays use them as they are.
+    /// When the main context will merge the change set into new rows (it is open, and
+    /// `byMainContext` is false: its own saves it applies over its edits, from their rows), the
+    /// saves' cells are built here too, on the saving thread rather than on the merge's path.
     /// Returns the submission and the sealed change set that was accepted.
-    func submit(_ changes: ChangeSet, check: (() throws -> Void)?) throws -> (submission: Submission, sealed: ChangeSet) {
+    func submit(_ changes: ChangeSet, byMainContext: Bool,
+                check: (() throws -> Void)?) throws -> (submission: Submission, sealed: ChangeSet) {
         try validate(changes)
-        let changes = try changes.sealed { entity in RowEncoder(schema: try registry.schema(named: entity)) }
+        let merged = !byMainContext && mainContextSlot.withLock { $0.object != nil }
+        let changes = try changes.sealed(buildsCells: merged) { entity in RowEncoder(schema: try registry.schema(named: entity)) }
         let (sequence, scheduleDrain) = try pipeline.withLock { state -> (UInt64, Bool) in
             guard !state.isClosed else { throw StrataError(.closed, "the store at \(path) is closed", path: path) }
             try check?()

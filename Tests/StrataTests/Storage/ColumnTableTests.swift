@@ -137,7 +137,34 @@ private struct ColumnTableRow: Entity {
                 if let freed { #expect(!table.isLive(at: freed) && table.slot(of: key) == nil, "seed \(seed), step \(step)") }
                 rows[key] = nil
                 versions[key] = nil
-            case 75..<99:  // the engine's bookkeeping on an existing row
+            case 75..<80:
+                // New rows from a change set's cells, as a merge writes them: claimed key by key,
+                // then written column by column. Rows whose key is held (or claimed earlier in the
+                // batch) are not written: their bytes in the cells' page are garbage.
+                let batch = (0..<(1 + random.next(12))).map { _ in newRow(key: randomKey()) }
+                let cells = try #require(CellRows(batch, attributeCount: width, keyPosition: keyIndex))
+                #expect((cells.keys == nil) == (Set(batch.map { $0[keyIndex] }).count < batch.count), "seed \(seed), step \(step)")
+                var base: UInt64?
+                var taken: [(row: Int, slot: Int)] = []
+                for (index, row) in batch.enumerated() {
+                    let found = table.find(cells, row: index)
+                    #expect(found.slot == table.slot(of: row[keyIndex]), "seed \(seed), step \(step): found by its cells")
+                    guard found.slot == nil else { continue }
+                    let batchBase = base ?? table.arenaBase(for: cells)
+                    base = batchBase
+                    taken.append((index, table.claimNew(found, cells: cells, row: index, base: batchBase)))
+                }
+                guard let base else { break }
+                table.writeNew(cells, rows: taken.map(\.row), at: taken.map(\.slot), base: base, version: UInt64(step),
+                               firstUse: UInt64(step) * 5)
+                for (order, (index, _)) in taken.enumerated() {
+                    let key = batch[index][keyIndex]
+                    rows[key] = batch[index]
+                    versions[key] = UInt64(step)
+                    readVersions[key] = 0
+                    lastUses[key] = UInt64(step) * 5 + UInt64(order)
+                }
+            case 80..<99:  // the engine's bookkeeping on an existing row
                 guard let slot = table.slot(of: key) else { break }
                 table.setReadVersion(UInt64(step), at: slot)
                 table.setLastUse(UInt64(step) * 3, at: slot)

@@ -78,4 +78,41 @@ import Testing
         #expect(read(arena, next, 10) == bytes(10, 5))
         #expect(read(arena, 0, 0).isEmpty)
     }
+
+    /// A page of a change set's cells, taken by two arenas: a small one is copied after each
+    /// arena's own bytes (no new page while the last one has room), a large one becomes a page
+    /// of both as it is; either way its offsets plus the base read its bytes, and after taking a
+    /// large page an arena's own bytes go to a page of their own (the taken one is shared).
+    @Test func takenPagesReadBackAtTheirBase() {
+        func page(_ bytes: [UInt8]) -> ArenaPage {
+            let page = ArenaPage(capacity: bytes.count)
+            _ = bytes.withUnsafeBytes { page.appendCell($0) }
+            return page
+        }
+        let small = bytes(PagedArena.copiedPageLimit, 10), large = bytes(PagedArena.copiedPageLimit + 1, 11)
+        let smallPage = page(small), largePage = page(large)
+        var arena = PagedArena()
+        let own = bytes(100, 12).withUnsafeBytes { arena.appendCell($0) }
+        let smallBase = arena.take(smallPage)
+        #expect(smallBase == own + 100, "copied right after the arena's own bytes")
+        #expect(arena.pageSizes == [100 + small.count])
+        let largeBase = arena.take(largePage)
+        #expect(largeBase == 1 << 32, "a page of its own")
+        #expect(arena.pageSizes == [100 + small.count, large.count])
+        let after = bytes(7, 13).withUnsafeBytes { arena.appendCell($0) }
+        #expect(after == 2 << 32, "the taken page is shared: never written")
+        for offset in [0, 1, 5_000, small.count - 9] {
+            #expect(read(arena, smallBase + UInt64(offset), 9) == Array(small[offset..<offset + 9]))
+            #expect(read(arena, largeBase + UInt64(offset), 10) == Array(large[offset..<offset + 10]))
+        }
+        #expect(read(arena, own, 100) == bytes(100, 12) && read(arena, after, 7) == bytes(7, 13))
+        #expect(arena.count == 100 + small.count + large.count + 7)
+        // Another arena takes the same pages: the same bytes, at its own bases.
+        var other = PagedArena()
+        let otherLarge = other.take(largePage), otherSmall = other.take(smallPage)
+        #expect(otherLarge == 0 && otherSmall == 1 << 32)
+        #expect(read(other, otherLarge + UInt64(large.count - 10), 10) == Array(large.suffix(10)))
+        #expect(read(other, otherSmall, small.count) == small)
+        #expect(other.take(ArenaPage(capacity: 1)) == 0 && other.count == small.count + large.count, "an empty page adds nothing")
+    }
 }
