@@ -68,14 +68,29 @@ struct Column: Sendable {
     }
 
     /// Copies the cells of attribute `attribute` of rows `rows` of `cells` into the NULL cells at
-    /// `slots` (holding no arena bytes), text and blob payloads moved by `base` (where the cells'
-    /// page is in this column's arena: ``PagedArena/take(_:)``).
-    mutating func copyNew(_ cells: CellRows, _ attribute: Int, rows: [Int], at slots: [Int], base: UInt64) {
-        makeOwn(pagesCovering: slots)
-        let tags = cells.tags[attribute], payloads = cells.payloads[attribute], lengths = cells.lengths[attribute]
-        for (row, slot) in zip(rows, slots) {
-            let tag = tags[row]
-            setNullInOwnPages((tag, tag >= CellTag.text ? base + payloads[row] : payloads[row], lengths[row]), at: slot)
+    /// `slots` (as many; holding no arena bytes), a page at a time: tags and lengths as they are,
+    /// text and blob payloads moved by `base` (where the cells' page is in this column's arena:
+    /// ``PagedArena/take(_:)``).
+    mutating func copyNew(_ cells: CellRows, _ attribute: Int, rows: Range<Int>, at slots: Range<Int>, base: UInt64) {
+        precondition(rows.count == slots.count, "\(rows.count) cells for \(slots.count) slots")
+        cells.tags[attribute].withUnsafeBufferPointer { source in
+            tags.update(slots) { part, from in
+                assert(part.allSatisfy { $0 == CellTag.null }, "a new value written over a cell")
+                part.baseAddress!.update(from: source.baseAddress! + rows.lowerBound + from, count: part.count)
+            }
+            cells.payloads[attribute].withUnsafeBufferPointer { payloadSource in
+                payloads.update(slots) { part, from in
+                    for index in part.indices {
+                        let row = rows.lowerBound + from + index
+                        part[index] = source[row] >= CellTag.text ? base + payloadSource[row] : payloadSource[row]
+                    }
+                }
+            }
+        }
+        cells.lengths[attribute].withUnsafeBufferPointer { source in
+            lengths.update(slots) { part, from in
+                part.baseAddress!.update(from: source.baseAddress! + rows.lowerBound + from, count: part.count)
+            }
         }
     }
 

@@ -312,28 +312,36 @@ final class ColumnTable {
 
     /// Writes rows `rows` of `cells` into `slots` — claimed by ``claimNew(_:cells:row:base:)``
     /// for their keys with the same `base`, nothing else written to them since — at `version`,
-    /// their last uses `firstUse`, `firstUse + 1`, … in order, one column at a time: each column
-    /// (and bookkeeping array) first makes the pages it writes its own, then its cells are
-    /// copied with no check per cell, text and blob payloads moved by `base`.
+    /// their last uses `firstUse`, `firstUse + 1`, … in order: for each run of consecutive slots
+    /// taking consecutive rows (an import's new rows are one run), each column and bookkeeping
+    /// array is written a page at a time (``PagedArray/update(_:_:)``: one check per page),
+    /// cells copied, text and blob payloads moved by `base`.
     /// - Precondition: `cells` has one column per attribute of the schema.
     func writeNew(_ cells: CellRows, rows: [Int], at slots: [Int], base: UInt64, version: UInt64, firstUse: UInt64) {
         precondition(rows.count == slots.count, "\(rows.count) rows of \(schema.name) for \(slots.count) slots")
         precondition(cells.attributeCount == columns.count,
                      "rows of \(schema.name) with \(cells.attributeCount) values, not \(columns.count)")
         let key = schema.primaryKeyIndex
-        versions.makeOwn(pagesCovering: slots)
-        lastUses.makeOwn(pagesCovering: slots)
         var written = 0
-        for (index, (row, slot)) in zip(rows, slots).enumerated() {
+        for (row, slot) in zip(rows, slots) {
             assert(self.slot(of: cells.probe(ofRow: row), hash: cells.keyHashes[row]) == slot,
                    "a row of \(schema.name) written into another key's slot")
-            versions.setInOwnPage(version, at: slot)
-            lastUses.setInOwnPage(firstUse + UInt64(index), at: slot)
             written += cells.byteCount(ofRow: row)
         }
         garbageByteCount -= written
-        for attribute in columns.indices where attribute != key {
-            columns[attribute].copyNew(cells, attribute, rows: rows, at: slots, base: base)
+        var start = 0
+        while start < slots.count {
+            var end = start + 1
+            while end < slots.count, slots[end] == slots[end - 1] + 1, rows[end] == rows[end - 1] + 1 { end += 1 }
+            let slotRun = slots[start]..<slots[start] + (end - start), rowRun = rows[start]..<rows[start] + (end - start)
+            versions.update(slotRun) { part, _ in part.update(repeating: version) }
+            lastUses.update(slotRun) { part, from in
+                for index in part.indices { part[index] = firstUse + UInt64(start + from + index) }
+            }
+            for attribute in columns.indices where attribute != key {
+                columns[attribute].copyNew(cells, attribute, rows: rowRun, at: slotRun, base: base)
+            }
+            start = end
         }
         compactIfNeeded()
     }

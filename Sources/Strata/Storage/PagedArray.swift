@@ -140,6 +140,22 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
         Self.elements(pages[page])[index & pagedArrayOffsetMask] = element
     }
 
+    /// Calls `body` with each page's part of the elements in `range`, in order, and the part's
+    /// distance from the start of `range`: each page made this array's own first (copied when
+    /// another array shares it), so `body` may write the part. How a run of elements is written
+    /// with one check per page instead of one per element.
+    mutating func update(_ range: Range<Int>, _ body: (UnsafeMutableBufferPointer<Element>, Int) -> Void) {
+        precondition(range.lowerBound >= 0 && range.upperBound <= count, "elements \(range) of \(count)")
+        var index = range.lowerBound
+        while index < range.upperBound {
+            let page = index >> pagedArrayPageShift, offset = index & pagedArrayOffsetMask
+            let length = Swift.min(range.upperBound - index, pagedArrayPageCapacity - offset)
+            makeOwn(page)
+            body(UnsafeMutableBufferPointer(start: Self.elements(pages[page]) + offset, count: length), index - range.lowerBound)
+            index += length
+        }
+    }
+
     /// Calls `body` with the elements in order, a page's worth at a time.
     func forEachPart(_ body: (UnsafeBufferPointer<Element>) -> Void) {
         var index = 0

@@ -57,13 +57,22 @@ import Testing
                     model[index] = value
                 }
             case 5 where !model.isEmpty:
-                // A run rewritten in place through a disjoint writer (every page made this
-                // array's own first, so the copies sharing them are untouched).
+                // A run rewritten in place, a page's part at a time: through a disjoint writer
+                // (every page made this array's own first), or through `update` (each page it
+                // writes made its own), so the copies sharing them are untouched either way.
                 let start = random.next(model.count), end = start + random.next(model.count - start + 1)
-                array.disjointWriter().update(start..<end) { part in
-                    for index in part.indices { part[index] &+= 1 }
+                if random.next(2) == 0 {
+                    array.disjointWriter().update(start..<end) { part in
+                        for index in part.indices { part[index] &+= 1 }
+                    }
+                    for index in start..<end { model[index] &+= 1 }
+                } else {
+                    // Each element set from its distance to the run's start.
+                    array.update(start..<end) { part, from in
+                        for index in part.indices { part[index] = value &+ UInt64(from + index) }
+                    }
+                    for index in start..<end { model[index] = value &+ UInt64(index - start) }
                 }
-                for index in start..<end { model[index] &+= 1 }
             case 6:
                 array.reserveCapacity(model.count + random.next(2 * page))
             case 7 where random.next(20) == 0:
