@@ -74,17 +74,19 @@ struct SortedIndex: Sendable {
     mutating func settle(in table: ColumnTable) {
         guard !touched.isEmpty else { return }
         let rows = table.order(by: order)
-        let isTouched = self.isTouched
-        let kept = slots.filter { $0 >= isTouched.count || !isTouched[$0] }
+        // The slots that stay where they are: all of them when no touched slot is placed yet (an
+        // import's new rows) — then no copy of the order is made just to find that out.
+        let keepsAll = !slots.contains { $0 < isTouched.count && isTouched[$0] }
+        let kept = keepsAll ? slots : slots.filter { $0 >= isTouched.count || !isTouched[$0] }
         let fresh = rows.sorted(touched.filter(table.isLive))
-        for slot in touched { self.isTouched[slot] = false }
+        for slot in touched { isTouched[slot] = false }
         touched.removeAll(keepingCapacity: true)
         guard !fresh.isEmpty else {
             slots = kept
             rank()
             return
         }
-        if kept.count == slots.count, placeInOneGap(fresh, rows) { return }
+        if keepsAll, placeInOneGap(fresh, rows) { return }
         var merged: [Int] = []
         merged.reserveCapacity(kept.count + fresh.count)
         var start = 0
