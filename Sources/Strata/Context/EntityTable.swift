@@ -603,7 +603,7 @@ final class EntityTable {
         // While every save of the run so far is a new row of the cells that hold exactly the run's
         // saves (a change set of new objects), the inserts are listed at the end of the run, as
         // the cells' key set: hashed when the change set was sealed, not here.
-        var insertsLater = saves == run.count && changes.isEmpty ? Self.cellsOfEverySave(operations, run) : nil
+        var insertsLater = registersNew && saves == run.count && changes.isEmpty ? Self.cellsOfEverySave(operations, run) : nil
         func listInsertsNow(before end: Int) {
             guard insertsLater != nil else { return }
             insertsLater = nil

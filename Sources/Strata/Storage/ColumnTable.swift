@@ -99,11 +99,6 @@ final class ColumnTable {
     /// The slot of the row whose primary key is `key`, or nil when the table has none.
     func slot(of key: DatabaseValue) -> Int? { find(key).slot }
 
-    /// The slot whose key cell holds `probe`'s value (whose hash is `hash`), or nil.
-    private func slot(of probe: KeyProbe, hash: UInt32) -> Int? {
-        slots.find(probe, hash: hash, in: columns[schema.primaryKeyIndex], arena: arena)
-    }
-
     /// The hash of the key in `slot`.
     private func keyHash(at slot: Int) -> UInt32 {
         let keys = columns[schema.primaryKeyIndex]
@@ -228,12 +223,14 @@ final class ColumnTable {
     /// Where `key` is: its row's slot (nil when the table has none) and its hash, for
     /// ``claim(_:)`` to claim a slot with no second lookup.
     func find(_ key: DatabaseValue) -> KeyLookup {
-        KeyProbe.with(key) { probe in
-            let hash = probe.hash
-            let keys = columns[schema.primaryKeyIndex]
-            let (slot, bucket) = slots.locate(hash) { keys.holds(probe, at: $0, arena: arena) }
-            return KeyLookup(slot: slot, hash: hash, bucket: bucket)
-        }
+        KeyProbe.with(key) { find($0, hash: $0.hash) }
+    }
+
+    /// Where the key `probe` holds (whose hash is `hash`) is: ``find(_:)``'s answer.
+    private func find(_ probe: KeyProbe, hash: UInt32) -> KeyLookup {
+        let keys = columns[schema.primaryKeyIndex]
+        let (slot, bucket) = slots.locate(hash) { keys.holds(probe, at: $0, arena: arena) }
+        return KeyLookup(slot: slot, hash: hash, bucket: bucket)
     }
 
     /// What ``find(_:)`` found for a key.
@@ -276,10 +273,7 @@ final class ColumnTable {
     /// hash, as ``find(_:)`` finds a key — the hash made with the cells, the bytes compared in
     /// place.
     func find(_ cells: CellRows, row: Int) -> KeyLookup {
-        let probe = cells.probe(ofRow: row), hash = cells.keyHashes[row]
-        let keys = columns[schema.primaryKeyIndex]
-        let (slot, bucket) = slots.locate(hash) { keys.holds(probe, at: $0, arena: arena) }
-        return KeyLookup(slot: slot, hash: hash, bucket: bucket)
+        find(cells.probe(ofRow: row), hash: cells.keyHashes[row])
     }
 
     /// What turns an offset into `cells`' page into the payload of a cell of this table holding
@@ -324,7 +318,7 @@ final class ColumnTable {
         let key = schema.primaryKeyIndex
         var written = 0
         for (row, slot) in zip(rows, slots) {
-            assert(self.slot(of: cells.probe(ofRow: row), hash: cells.keyHashes[row]) == slot,
+            assert(find(cells, row: row).slot == slot,
                    "a row of \(schema.name) written into another key's slot")
             written += cells.byteCount(ofRow: row)
         }
