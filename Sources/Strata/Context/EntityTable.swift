@@ -619,6 +619,7 @@ final class EntityTable {
             saved.writeNew(batch.cells, rows: newRows, at: newSlots, base: batch.base, version: sequence,
                            firstUse: clock + 1)
             clock += UInt64(newSlots.count)
+            touchNew(newSlots, rows: newRows, of: batch.cells)
             if indexesEnabled { for index in indexes.indices { indexes[index].insertNew(newSlots, of: saved) } }
             newSlots.removeAll(keepingCapacity: true)
             newRows.removeAll(keepingCapacity: true)
@@ -643,36 +644,49 @@ final class EntityTable {
             guard type(of: save.object) == entityType else {
                 throw StrataError(.unknownEntity, "entity name \(schema.name) is used by two types", entity: schema.name)
             }
-            let row = try save.row ?? encode(save.object)
             guard registersNew else {
                 listInsertsNow(before: index)
                 takeNewRows()
-                try mergeRow(row, sequence: sequence, isOwn: isOwn, registersNew: false, policy: policy, changes: &changes)
+                try mergeRow(try save.row ?? encode(save.object), sequence: sequence, isOwn: isOwn, registersNew: false,
+                             policy: policy, changes: &changes)
                 continue
             }
-            let key = key(of: row)
             let (cells, cellRow) = try cells(of: save, at: index)
             let found = saved.find(cells, row: cellRow)
-            if found.slot == nil, edits.isEmpty || edits[key] == nil, deletions.isEmpty || deletions[key] == nil {
+            // The key as a value only where it is looked up or listed: an import's new row needs none.
+            func key() throws -> DatabaseValue { self.key(of: try save.row ?? encode(save.object)) }
+            if found.slot == nil, try edits.isEmpty || edits[key()] == nil, try deletions.isEmpty || deletions[key()] == nil {
                 if batch?.cells !== cells { takeNewRows() }
                 let base = batch?.base ?? saved.arenaBase(for: cells)
                 batch = (cells, base)
-                let slot = saved.claimNew(found, cells: cells, row: cellRow, base: base)
-                ordered?.touch(slot)
-                newSlots.append(slot)
+                newSlots.append(saved.claimNew(found, cells: cells, row: cellRow, base: base))
                 newRows.append(cellRow)
                 if insertsLater !== cells {
                     listInsertsNow(before: index)
-                    changes.insert(key, attributes: attributeNames)
+                    changes.insert(try key(), attributes: attributeNames)
                 }
                 continue
             }
             listInsertsNow(before: index)
             takeNewRows()
-            try mergeRow(row, found: found, sequence: sequence, isOwn: isOwn, registersNew: registersNew, policy: policy,
-                         changes: &changes)
+            try mergeRow(try save.row ?? encode(save.object), found: found, sequence: sequence, isOwn: isOwn,
+                         registersNew: registersNew, policy: policy, changes: &changes)
         }
         if let insertsLater { changes.inserted = insertsLater.keys! }
+    }
+
+    /// Marks new rows `slots` (rows `rows` of `cells`) for the snapshot order's next settle: in
+    /// the order the cells list their rows in, when they list most of them, so that the settle's
+    /// sort finds them sorted already (one comparison each); else as they came.
+    private func touchNew(_ slots: [Int], rows: [Int], of cells: CellRows) {
+        guard ordered != nil else { return }
+        guard let order = cells.order, rows.count * 4 >= cells.count else {
+            for slot in slots { ordered?.touch(slot) }
+            return
+        }
+        var slotOfRow = [Int](repeating: -1, count: cells.count)
+        for (row, slot) in zip(rows, slots) { slotOfRow[row] = slot }
+        for row in order where slotOfRow[row] >= 0 { ordered?.touch(slotOfRow[row]) }
     }
 
     /// The cells that hold the rows of every save in `run` of `operations` and no other, their
@@ -694,7 +708,8 @@ final class EntityTable {
             positions[index] = rows.count
             rows.append(try save.row ?? encode(save.object))
         }
-        guard let cells = CellRows(rows, attributeCount: schema.attributes.count, keyPosition: schema.primaryKeyIndex) else {
+        guard let cells = CellRows(rows, attributeCount: schema.attributes.count, keyPosition: schema.primaryKeyIndex,
+                                   sort: ordered?.order ?? []) else {
             throw StrataError(.invalidValue, "a change set's values of \(schema.name) exceed 4 GiB together", entity: schema.name)
         }
         return (cells, positions)

@@ -10,7 +10,9 @@ import Foundation
 /// ``Column`` keeps it; a text or blob payload is an offset into `page`, where each row's bytes
 /// follow the previous row's: row `r` holds `rowStarts[r]..<rowStarts[r + 1]`. `keyHashes[r]`
 /// is the ``KeyProbe/hash`` of row `r`'s key (the hash is per process, so it holds in any
-/// context). Immutable once made, so any number of contexts read it at once.
+/// context), and `order` lists the rows in the entity's snapshot order, so that a merge hands a
+/// table's sorted index its new rows sorted already. Immutable once made, so any number of
+/// contexts read it at once.
 final class CellRows: Sendable {
     /// The number of rows.
     let count: Int
@@ -27,11 +29,15 @@ final class CellRows: Sendable {
     /// The rows' keys, when no two rows share one: what a merge lists as inserted when every row
     /// is new to the context (hashing each key into a set there was a fifth of the merge's work).
     let keys: Set<DatabaseValue>?
+    /// The rows in `sort`'s order, then by key (``RowOrder``), or nil when there is no order.
+    let order: [Int]?
 
-    /// The cells of `rows`, each with `attributeCount` values, its key at `keyPosition`; nil when
-    /// their text and blob bytes together exceed what a page holds (4 GiB).
+    /// The cells of `rows`, each with `attributeCount` values, its key at `keyPosition`, listed in
+    /// `sort`'s order too unless it is empty; nil when their text and blob bytes together exceed
+    /// what a page holds (4 GiB).
     /// - Precondition: every row has `attributeCount` values.
-    init?(_ rows: [[DatabaseValue]], attributeCount: Int, keyPosition: Int) {
+    init?(_ rows: [[DatabaseValue]], attributeCount: Int, keyPosition: Int,
+          sort: [(position: Int, ascending: Bool)] = []) {
         var total = 0
         for row in rows {
             precondition(row.count == attributeCount, "a row has \(row.count) values, not \(attributeCount)")
@@ -73,6 +79,21 @@ final class CellRows: Sendable {
         self.keyHashes = keyHashes
         let keys = Set(rows.lazy.map { $0[keyPosition] })
         self.keys = keys.count == rows.count ? keys : nil
+        self.order = sort.isEmpty ? nil : Self.sorted(rows.count, sort: sort, keyPosition: keyPosition, tags: tags,
+                                                       payloads: payloads, lengths: lengths, page: page)
+    }
+
+    /// Rows `0..<count` in `sort`'s order, compared as a table compares its rows (``RowOrder``,
+    /// over columns holding only the attributes it reads).
+    private static func sorted(_ count: Int, sort: [(position: Int, ascending: Bool)], keyPosition: Int, tags: [[UInt8]],
+                               payloads: [[UInt64]], lengths: [[UInt32]], page: ArenaPage) -> [Int] {
+        var columns = Array(repeating: Column(), count: tags.count)
+        for position in Set(sort.map(\.position) + [keyPosition]) {
+            columns[position].tags.append(contentsOf: tags[position])
+            columns[position].payloads.append(contentsOf: payloads[position])
+            columns[position].lengths.append(contentsOf: lengths[position])
+        }
+        return RowOrder(columns: columns, arena: page, sort: sort, keyPosition: keyPosition).sorted(Array(0..<count))
     }
 
     /// The number of attributes.

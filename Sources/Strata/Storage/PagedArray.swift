@@ -89,6 +89,17 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
         appendSpace(added) { $0.initialize(repeating: element) }
     }
 
+    /// Appends `elements`, a page's part at a time.
+    mutating func append(contentsOf elements: [Element]) {
+        elements.withUnsafeBufferPointer { source in
+            var copied = 0
+            appendSpace(source.count) { part in
+                part.baseAddress!.initialize(from: source.baseAddress! + copied, count: part.count)
+                copied += part.count
+            }
+        }
+    }
+
     /// Removes the last `count` elements.
     mutating func removeLast(_ removed: Int) {
         precondition(removed >= 0 && removed <= count, "removing \(removed) of \(count) elements")

@@ -208,7 +208,11 @@ public struct ChangeSet: Sendable {
             }
             if !positions.isEmpty {
                 let schema = try (encoder ?? makeEncoder(entity)).schema
-                let cells = CellRows(rows, attributeCount: schema.attributes.count, keyPosition: schema.primaryKeyIndex)
+                // Listed in the snapshot order too, as the main context's sorted index places them.
+                let sort = schema.snapshotOrder.isEmpty
+                    ? [] : try ResolvedQuery(schema: schema, filter: .all, sortKeys: schema.snapshotOrder).sort
+                let cells = CellRows(rows, attributeCount: schema.attributes.count, keyPosition: schema.primaryKeyIndex,
+                                     sort: sort)
                 for (cellRow, (index, row)) in zip(positions, rows).enumerated() {
                     guard case .save(let save) = sealed.operations[index] else { continue }
                     sealed.operations[index] = .save(Save(save.object, save.mode, row: row, entity: save.entity,

@@ -3,7 +3,7 @@ import Foundation
 import StrataTestSupport
 import Testing
 
-/// An entity with a text key, so that keys live in the arena too.
+/// An entity with a text key, so that keys live in the arena too, and a snapshot order.
 private struct Memo: Entity, Equatable {
     var id: String
     var group: Int
@@ -11,6 +11,14 @@ private struct Memo: Entity, Equatable {
     var attachment: Data?
 
     static let indexes = [EntityIndex(["group"])]
+    static let snapshotOrder = [Attribute("group").descending, Attribute("body").ascending]
+
+    /// Whether `self` comes before `other` in the snapshot order (then by key, ascending).
+    func precedes(_ other: Memo) -> Bool {
+        if group != other.group { return group > other.group }
+        if body != other.body { return Array(body.utf8).lexicographicallyPrecedes(other.body.utf8) }
+        return Array(id.utf8).lexicographicallyPrecedes(other.id.utf8)
+    }
 }
 
 /// A change set's saves reach a context's table as cells (`CellRows`): built when the change set
@@ -78,6 +86,17 @@ private struct Memo: Entity, Equatable {
             }
             let forms = [try sealed(changes, buildsCells: true), try sealed(changes, buildsCells: false), changes]
             if onlyNew, case .save(let save)? = forms[0].operations.first, save.cells?.keys != nil { listedAtOnce += 1 }
+            // The sealed cells list their rows in the snapshot order (a settle then finds them sorted).
+            var saved: [Memo] = []
+            var cells: CellRows?
+            for case .save(let save) in forms[0].operations {
+                saved.append(save.object as! Memo)
+                cells = save.cells
+            }
+            if let cells {
+                let sorted = saved.indices.sorted { saved[$0].precedes(saved[$1]) || !saved[$1].precedes(saved[$0]) && $0 < $1 }
+                #expect(cells.order == sorted, "\(context): the cells' order")
+            }
             var published: [ContextChange.EntityChanges] = []
             for (graph, form) in zip(graphs, forms) {
                 let change = try graph.merge(sequence: UInt64(round + 1), changes: form)
@@ -89,6 +108,10 @@ private struct Memo: Entity, Equatable {
                     let row = try RowEncoder(schema: table.schema).encode(memo)
                     #expect(table.visibleRow(.text(id)) == row, "\(context): \(id)")
                 }
+                table.settleOrder()
+                let ordered = try #require(table.ordered).slots.map(table.saved.key(at:))
+                #expect(ordered == model.values.sorted { $0.precedes($1) }.map { DatabaseValue.text($0.id) },
+                        "\(context): the snapshot order")
                 for group in 0..<4 {
                     let filter = try ResolvedFilter(Attribute("group") == group, schema: table.schema)
                     let keys = try table.candidateKeys(filter).filter { table.visibleRow($0)?[1] == .integer(Int64(group)) }
