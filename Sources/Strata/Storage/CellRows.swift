@@ -31,6 +31,9 @@ final class CellRows: Sendable {
     let keys: Set<DatabaseValue>?
     /// The rows in `sort`'s order, then by key (``RowOrder``), or nil when there is no order.
     let order: [Int]?
+    /// Whether no two rows share a key and no key is NULL: a table that claims slots for rows of
+    /// these cells need not write their key cells before the rest (``ColumnTable/claimNew(_:cells:row:base:)``).
+    let keysAreDistinct: Bool
 
     /// The cells of `rows`, each with `attributeCount` values, its key at `keyPosition`, listed in
     /// `sort`'s order too unless it is empty; nil when their text and blob bytes together exceed
@@ -79,6 +82,7 @@ final class CellRows: Sendable {
         self.keyHashes = keyHashes
         let keys = Set(rows.lazy.map { $0[keyPosition] })
         self.keys = keys.count == rows.count ? keys : nil
+        self.keysAreDistinct = keys.count == rows.count && !keys.contains(.null)
         self.order = sort.isEmpty ? nil : Self.sorted(rows.count, sort: sort, keyPosition: keyPosition, tags: tags,
                                                        payloads: payloads, lengths: lengths, page: page)
     }

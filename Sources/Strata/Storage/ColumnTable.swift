@@ -290,17 +290,22 @@ final class ColumnTable {
     }
 
     /// A slot claimed for row `row` of `cells`, whose key ``find(_:row:)`` has just found absent,
-    /// as ``claim(_:)`` claims one, with its key cell written (its bytes at `base`, from
-    /// ``arenaBase(for:)``) and its other cells NULL until
-    /// ``writeNew(_:rows:at:base:version:firstUse:)`` writes the row: how a merge takes many new
-    /// rows, then writes them column by column. Meanwhile the key is found (``find(_:)`` compares
-    /// key cells), so a second save of it updates this slot.
+    /// as ``claim(_:)`` claims one, its cells NULL until ``writeNew(_:rows:at:base:version:firstUse:)``
+    /// writes the row: how a merge takes many new rows, then writes them column by column.
+    ///
+    /// Meanwhile a later row of `cells` with the same key must find this slot (``find(_:)``
+    /// compares key cells), so the key cell is written now (its bytes at `base`, from
+    /// ``arenaBase(for:)``) — unless the cells' keys are distinct and none is NULL
+    /// (``CellRows/keysAreDistinct``): then no row of them can be this key, a NULL key cell never
+    /// matches a probe of theirs, and the key column is written with the others.
     func claimNew(_ absent: KeyLookup, cells: CellRows, row: Int, base: UInt64) -> Int {
         let slot = claim(absent)
-        let key = schema.primaryKeyIndex
-        let tag = cells.tags[key][row], payload = cells.payloads[key][row]
-        _ = columns[key].replace(at: slot, tag: tag, payload: tag >= CellTag.text ? base + payload : payload,
-                                 length: cells.lengths[key][row])
+        if !cells.keysAreDistinct {
+            let key = schema.primaryKeyIndex
+            let tag = cells.tags[key][row], payload = cells.payloads[key][row]
+            _ = columns[key].replace(at: slot, tag: tag, payload: tag >= CellTag.text ? base + payload : payload,
+                                     length: cells.lengths[key][row])
+        }
         return slot
     }
 
@@ -315,13 +320,10 @@ final class ColumnTable {
         precondition(rows.count == slots.count, "\(rows.count) rows of \(schema.name) for \(slots.count) slots")
         precondition(cells.attributeCount == columns.count,
                      "rows of \(schema.name) with \(cells.attributeCount) values, not \(columns.count)")
-        let key = schema.primaryKeyIndex
+        // The key cells too, when claiming them wrote none.
+        let skipped = cells.keysAreDistinct ? -1 : schema.primaryKeyIndex
         var written = 0
-        for (row, slot) in zip(rows, slots) {
-            assert(find(cells, row: row).slot == slot,
-                   "a row of \(schema.name) written into another key's slot")
-            written += cells.byteCount(ofRow: row)
-        }
+        for row in rows { written += cells.byteCount(ofRow: row) }
         garbageByteCount -= written
         var start = 0
         while start < slots.count {
@@ -332,11 +334,13 @@ final class ColumnTable {
             lastUses.update(slotRun) { part, from in
                 for index in part.indices { part[index] = firstUse + UInt64(start + from + index) }
             }
-            for attribute in columns.indices where attribute != key {
+            for attribute in columns.indices where attribute != skipped {
                 columns[attribute].copyNew(cells, attribute, rows: rowRun, at: slotRun, base: base)
             }
             start = end
         }
+        assert(zip(rows, slots).allSatisfy { find(cells, row: $0).slot == $1 },
+               "a row of \(schema.name) written into another key's slot")
         compactIfNeeded()
     }
 
