@@ -579,7 +579,7 @@ final class EntityTable {
     /// Merges `run`, a run of this entity's operations in `operations`, in order.
     ///
     /// A save of a key the table does not hold, with nothing edited or deleted under it, claims a
-    /// slot at once (its key cell written, so a later save of the key finds it), but its row is
+    /// slot at once (so that a later save of the key finds it: ``ColumnTable/claimNew(_:cells:row:base:)``), but its row is
     /// written and posted to the indexes later, together with the new rows around it — its cells
     /// copied column by column from the ones the change set carries (``CellRows``, built when it
     /// was sealed; made here for saves that carry none), their bytes taken as one arena page
@@ -595,8 +595,8 @@ final class EntityTable {
         if registersNew { changes.reserveInserts(saves) }
         // Cells made here for the run's saves that carry none: the cells and each save's row in them.
         var made: (cells: CellRows, rows: [Int: Int])?
-        // New rows claimed (their key cells written), to be written and posted together: rows of
-        // one `CellRows`, their bytes at one base.
+        // New rows claimed, to be written and posted together: rows of one `CellRows`, their
+        // bytes at one base.
         var batch: (cells: CellRows, base: UInt64)?
         var newSlots: [Int] = []
         var newRows: [Int] = []
@@ -607,6 +607,7 @@ final class EntityTable {
         func listInsertsNow(before end: Int) {
             guard insertsLater != nil else { return }
             insertsLater = nil
+            // Sealed saves, each with its row (they carry cells).
             for case .save(let save) in operations[run.lowerBound..<end] {
                 changes.insert(key(of: save.row!), attributes: attributeNames)
             }
