@@ -10,6 +10,13 @@ enum CellTag {
     static let blob: UInt8 = 4
     /// The highest tag; anything above it is not a cell.
     static let last: UInt8 = blob
+
+    /// The payload of a cell tagged `tag` once its text or blob bytes are `base` further into an
+    /// arena (an integer's or a real's payload is its value, and stays).
+    @inline(__always)
+    static func rebased(_ payload: UInt64, tag: UInt8, by base: UInt64) -> UInt64 {
+        tag >= text ? payload + base : payload
+    }
 }
 
 /// The cells of one attribute, indexed by slot.
@@ -82,7 +89,7 @@ struct Column: Sendable {
                 payloads.update(slots) { part, from in
                     for index in part.indices {
                         let row = rows.lowerBound + from + index
-                        part[index] = source[row] >= CellTag.text ? base + payloadSource[row] : payloadSource[row]
+                        part[index] = CellTag.rebased(payloadSource[row], tag: source[row], by: base)
                     }
                 }
             }
@@ -183,7 +190,7 @@ struct Column: Sendable {
             self.payloads.update(start..<start + count) { part in
                 for index in part.indices {
                     let payload = payloads.loadUnaligned(fromByteOffset: cell * 8, as: UInt64.self)
-                    part[index] = tags[cell] >= CellTag.text ? payload + base : payload
+                    part[index] = CellTag.rebased(payload, tag: tags[cell], by: base)
                     cell += 1
                 }
             }

@@ -302,8 +302,8 @@ final class ColumnTable {
         let slot = claim(absent)
         if !cells.keysAreDistinct {
             let key = schema.primaryKeyIndex
-            let tag = cells.tags[key][row], payload = cells.payloads[key][row]
-            _ = columns[key].replace(at: slot, tag: tag, payload: tag >= CellTag.text ? base + payload : payload,
+            let tag = cells.tags[key][row]
+            _ = columns[key].replace(at: slot, tag: tag, payload: CellTag.rebased(cells.payloads[key][row], tag: tag, by: base),
                                      length: cells.lengths[key][row])
         }
         return slot

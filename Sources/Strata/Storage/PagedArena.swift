@@ -109,19 +109,11 @@ struct PagedArena: CellArena, Sendable {
     /// that many small change sets do not leave as many small pages.
     mutating func take(_ page: ArenaPage) -> UInt64 {
         let size = page.used
-        guard size > 0 else { return 0 }
+        // Copied as one cell's bytes would be: its payload is the base of the offsets in it.
+        guard size > Self.copiedPageLimit else { return appendCell(page.bytes(0, size)) }
         count += size
-        guard size <= Self.copiedPageLimit else {
-            pages.append(page)
-            return UInt64(firstRawPage + pages.count - 1) << 32
-        }
-        var last = pages.count - 1
-        if last < 0 || !isKnownUniquelyReferenced(&pages[last]) || pages[last].room < size {
-            pages.append(ArenaPage(capacity: Self.pageSize))
-            last += 1
-        }
-        let start = page.bytes(0, size)
-        return UInt64(firstRawPage + last) << 32 | UInt64(pages[last].append(start.baseAddress!, count: size))
+        pages.append(page)
+        return UInt64(firstRawPage + pages.count - 1) << 32
     }
 }
 
