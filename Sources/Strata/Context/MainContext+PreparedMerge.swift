@@ -40,9 +40,12 @@ extension MainContext {
                                       attempt: attempt)
         self.preparation = preparation
         mailbox.withLock { $0.preparing = [.accepted(sequence, changes)] }
+        // The main-actor job captures the preparation's ID, not its change set, which it would
+        // free on the main actor if it held the last reference (10,000 saves take milliseconds).
+        let id = preparation.id
         preparationQueue.async { [weak self] in
             prepared.run(sequence: sequence, changes: changes)
-            Task { @MainActor in self?.finishPreparation(preparation.id, prepared) }
+            Task { @MainActor in self?.finishPreparation(id, prepared) }
         }
     }
 

@@ -72,8 +72,11 @@ public final class MainContext {
     var preparationCount: UInt64 = 0
     /// Where merges are prepared: a serial queue of its own, not Swift's cooperative thread pool,
     /// whose threads (as many as cores) the app's worker contexts may all be busy on — a merge
-    /// waiting for one of them waited up to 7 ms before it started.
-    nonisolated let preparationQueue = DispatchQueue(label: "strata.main-context.merge-preparation", qos: .userInitiated)
+    /// waiting for one of them waited up to 7 ms before it started. User-interactive, as the
+    /// main actor whose work it does: the screen waits for it. (On Linux, where the process may
+    /// raise priorities, libdispatch gives user-initiated threads — an importing worker's — nice
+    /// −2 and user-interactive ones −4, so the merge gets the larger share of a shared core.)
+    nonisolated let preparationQueue = DispatchQueue(label: "strata.main-context.merge-preparation", qos: .userInteractive)
     /// The size (objects an operation reaches) from which a change set is merged off the main
     /// actor, on a copy of the context's tables, rather than in place.
     var preparedMergeThreshold = 1_000

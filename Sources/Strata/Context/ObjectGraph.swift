@@ -239,11 +239,20 @@ final class ObjectGraph {
         changes.author = identity
         for table in tables.values where table.hasEdits { try table.appendEdits(to: &changes) }
         guard !changes.isEmpty else { return nil }
-        // The keys written are listed only when another change set is waiting to be merged.
-        var written: [String: [DatabaseValue]?]?
+        // Nothing accepted but not merged may touch an object this save writes. The change sets
+        // waiting now are checked here; under the store's lock, which every save waits for, only
+        // those accepted since (none merges meanwhile: merging runs where this save runs). The
+        // keys written are hashed only when some change set is waiting.
+        let waiting = unmerged()
+        var written = waiting.isEmpty ? nil : changes.touchedKeySets()
+        var checkedThrough: UInt64 = 0
+        for case .accepted(let sequence, let other) in waiting {
+            if let written, other.touches(written) { throw StaleSave() }
+            checkedThrough = max(checkedThrough, sequence)
+        }
         let (submission, sealed) = try store.submit(changes, byMainContext: keepsIndexes) {
-            for case .accepted(_, let other) in unmerged() {
-                let keys = written ?? changes.touchedKeys()
+            for case .accepted(let sequence, let other) in unmerged() where sequence > checkedThrough {
+                let keys = written ?? changes.touchedKeySets()
                 written = keys
                 if other.touches(keys) { throw StaleSave() }
             }

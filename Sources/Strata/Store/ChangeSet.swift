@@ -164,12 +164,40 @@ public struct ChangeSet: Sendable {
         return result
     }
 
-    /// Whether this change set may write an object among `keys` (from ``touchedKeys()``).
-    func touches(_ keys: [String: [DatabaseValue]?]) -> Bool {
-        for (entity, mine) in touchedKeys() {
+    /// ``touchedKeys()`` hashed, for asking other change sets whether they touch them (``touches(_:)``).
+    func touchedKeySets() -> [String: Set<DatabaseValue>?] {
+        touchedKeys().mapValues { $0.map(Set.init) }
+    }
+
+    /// Whether this change set may write an object among `keys` (from ``touchedKeySets()``).
+    /// Costs this change set's size, whatever the size of `keys`; a run of saves sealed with
+    /// cells whose keys are hashed already (``CellRows/keys``) costs the smaller of the two.
+    func touches(_ keys: [String: Set<DatabaseValue>?]) -> Bool {
+        for (entity, run) in entityRuns {
             guard let theirs = keys[entity] else { continue }
-            guard let mine, let theirs else { return true }
-            if !Set(theirs).isDisjoint(with: mine) { return true }
+            guard let theirs else { return true }
+            // Saves of a run share their cells: each cells' keys are compared once.
+            var compared: CellRows?
+            for index in run {
+                switch operations[index] {
+                case .save(let save):
+                    if let cells = save.cells, let mine = cells.keys {
+                        guard cells !== compared else { continue }
+                        compared = cells
+                        let overlap = mine.count < theirs.count
+                            ? mine.contains(where: theirs.contains) : theirs.contains(where: mine.contains)
+                        if overlap { return true }
+                    } else if theirs.contains(save.object.id.databaseValue) {
+                        return true
+                    }
+                case .delete(_, let id):
+                    if theirs.contains(id) { return true }
+                case .bulkUpdate(_, .ids(let ids), _), .bulkDelete(_, .ids(let ids)):
+                    if ids.contains(where: theirs.contains) { return true }
+                case .bulkUpdate(_, .filter, _), .bulkDelete(_, .filter):
+                    return true
+                }
+            }
         }
         return false
     }
