@@ -634,7 +634,24 @@ final class EntityTable {
             takeNewRows()
             if let firstProvided { saved.dropFreeSlots(from: firstProvided) }
         }
-        for index in run {
+        // A change set of new objects (an import's): its rows are claimed straight from the cells,
+        // in order, up to the first whose key is held already; the saves from there on are merged
+        // one by one, as below. Each save is one row of the cells (``cellsOfEverySave(_:_:)``).
+        var first = run.lowerBound
+        if let cells = insertsLater, edits.isEmpty, deletions.isEmpty {
+            let base = saved.arenaBase(for: cells)
+            batch = (cells, base)
+            newSlots.reserveCapacity(cells.count)
+            newRows.reserveCapacity(cells.count)
+            for row in 0..<cells.count {
+                let found = saved.find(cells, row: row)
+                guard found.slot == nil else { break }
+                newSlots.append(saved.claimNew(found, cells: cells, row: row, base: base))
+                newRows.append(row)
+                first += 1
+            }
+        }
+        for index in first..<run.upperBound {
             guard case .save(let save) = operations[index] else {
                 listInsertsNow(before: index)
                 takeNewRows()
@@ -642,7 +659,9 @@ final class EntityTable {
                           into: &changes)
                 continue
             }
-            guard type(of: save.object) == entityType else {
+            // A sealed save has its row, made by a context's table of the registered type or
+            // checked for that type when the store sealed it (`Store.validate`).
+            guard save.row != nil || type(of: save.object) == entityType else {
                 throw StrataError(.unknownEntity, "entity name \(schema.name) is used by two types", entity: schema.name)
             }
             guard registersNew else {
@@ -677,8 +696,8 @@ final class EntityTable {
     }
 
     /// Marks new rows `slots` (rows `rows` of `cells`) for the snapshot order's next settle: in
-    /// the order the cells list their rows in, when they list most of them, so that the settle's
-    /// sort finds them sorted already (one comparison each); else as they came.
+    /// the order the cells list their rows in, when they list most of them, so that the settle
+    /// need not sort them; else as they came.
     private func touchNew(_ slots: [Int], rows: [Int], of cells: CellRows) {
         guard ordered != nil else { return }
         guard let order = cells.order, rows.count * 4 >= cells.count else {
@@ -687,7 +706,10 @@ final class EntityTable {
         }
         var slotOfRow = [Int](repeating: -1, count: cells.count)
         for (row, slot) in zip(rows, slots) { slotOfRow[row] = slot }
-        for row in order where slotOfRow[row] >= 0 { ordered?.touch(slotOfRow[row]) }
+        var inOrder: [Int] = []
+        inOrder.reserveCapacity(slots.count)
+        for row in order where slotOfRow[row] >= 0 { inOrder.append(slotOfRow[row]) }
+        ordered?.touch(inOrder: inOrder)
     }
 
     /// The cells that hold the rows of every save in `run` of `operations` and no other, their

@@ -142,10 +142,14 @@ extension InMemoryIndex where ID == Int {
         for group in groupOf { ends[Int(group) + 1] += 1 }
         for group in 0..<groups { ends[group + 1] += ends[group] }
         var next = ends
-        var sorted = [Int](repeating: 0, count: rows.count)
-        for (place, group) in groupOf.enumerated() {
-            sorted[next[Int(group)]] = rows[place]
-            next[Int(group)] += 1
+        let sorted = [Int](unsafeUninitializedCapacity: rows.count) { sorted, initialized in
+            next.withUnsafeMutableBufferPointer { next in
+                for (place, group) in groupOf.enumerated() {
+                    sorted.initializeElement(at: next[Int(group)], to: rows[place])
+                    next[Int(group)] += 1
+                }
+            }
+            initialized = rows.count
         }
         return (0..<groups).map { sorted[ends[$0]..<ends[$0 + 1]] }
     }

@@ -23,6 +23,9 @@ struct SortedIndex: Sendable {
     /// …and, per slot, whether it is listed there (shorter than the table when the last slots
     /// were never touched).
     private var isTouched: [Bool] = []
+    /// Whether ``touched`` lists its slots in this order already (``touch(inOrder:)``), so that
+    /// the settle need not sort them.
+    private var touchedInOrder = false
 
     /// An empty index for `schema`'s snapshot order, or nil when the entity declares none.
     init?(schema: EntitySchema) throws {
@@ -47,14 +50,40 @@ struct SortedIndex: Sendable {
 
     /// Marks `slot` changed: placed again (or dropped, when it no longer holds a row) at the next settle.
     mutating func touch(_ slot: Int) {
-        // Grown by doubling: an import touches its new slots in increasing order, each one past
-        // the end.
-        if slot >= isTouched.count {
-            isTouched.append(contentsOf: repeatElement(false, count: Swift.max(slot + 1, 2 * isTouched.count) - isTouched.count))
+        touchedInOrder = false
+        mark(slot)
+    }
+
+    /// Marks `slots`, which come in this index's order (a change set's new rows, listed in the
+    /// order their cells were sorted in when it was sealed, by the same comparison) and held no
+    /// row at the last settle: when nothing else is marked, the settle takes them as they are
+    /// instead of sorting them, and knows that none of them is placed.
+    mutating func touch(inOrder slots: [Int]) {
+        touchedInOrder = touched.isEmpty
+        guard let last = slots.max() else { return }
+        growMarks(toCover: last)
+        touched.reserveCapacity(touched.count + slots.count)
+        isTouched.withUnsafeMutableBufferPointer { isTouched in
+            for slot in slots where !isTouched[slot] {
+                isTouched[slot] = true
+                touched.append(slot)
+            }
         }
+    }
+
+    private mutating func mark(_ slot: Int) {
+        growMarks(toCover: slot)
         guard !isTouched[slot] else { return }
         isTouched[slot] = true
         touched.append(slot)
+    }
+
+    /// Makes ``isTouched`` cover `slot`: grown by doubling, as an import touches its new slots in
+    /// increasing order, each one past the end.
+    private mutating func growMarks(toCover slot: Int) {
+        if slot >= isTouched.count {
+            isTouched.append(contentsOf: repeatElement(false, count: Swift.max(slot + 1, 2 * isTouched.count) - isTouched.count))
+        }
     }
 
     /// Marks every live slot of `table`, for an index made after the rows.
@@ -75,12 +104,21 @@ struct SortedIndex: Sendable {
         guard !touched.isEmpty else { return }
         let rows = table.order(by: order)
         // The slots that stay where they are: all of them when no touched slot is placed yet (an
-        // import's new rows) — then no copy of the order is made just to find that out.
-        let keepsAll = !slots.contains { $0 < isTouched.count && isTouched[$0] }
+        // import's new rows) — then no copy of the order is made just to find that out. Slots
+        // touched in order are new rows touched while the index was settled, so none is placed.
+        let keepsAll = touchedInOrder || !slots.contains { $0 < isTouched.count && isTouched[$0] }
+        assert(!touchedInOrder || !slots.contains { $0 < isTouched.count && isTouched[$0] },
+               "a slot touched in order is placed already")
         let kept = keepsAll ? slots : slots.filter { $0 >= isTouched.count || !isTouched[$0] }
-        let fresh = rows.sorted(touched.filter(table.isLive))
-        for slot in touched { isTouched[slot] = false }
+        let live = touched.filter(table.isLive)
+        let fresh = touchedInOrder ? live : rows.sorted(live)
+        assert(!touchedInOrder || zip(live, live.dropFirst()).allSatisfy { rows.precedes($0, $1) },
+               "slots touched in order are not in the index's order")
+        isTouched.withUnsafeMutableBufferPointer { isTouched in
+            for slot in touched { isTouched[slot] = false }
+        }
         touched.removeAll(keepingCapacity: true)
+        touchedInOrder = false
         guard !fresh.isEmpty else {
             slots = kept
             rank()
@@ -115,16 +153,31 @@ struct SortedIndex: Sendable {
             let first = Int(ranks[slots[gap]]) - gap - fresh.count
             guard first >= Int(Int32.min) else { return false }
             coverRanks(upTo: needed)
-            for (offset, slot) in (slots[..<gap] + fresh).enumerated() { ranks[slot] = Int32(first + offset) }
+            rank(slots[..<gap], fresh, from: first)
         } else {
             // Ranked up from the last row before the gap: the fresh ones, then the rows after it.
             let first = Int(ranks[slots[gap - 1]]) + 1
             guard first + fresh.count + (slots.count - gap) <= Int(Int32.max) else { return false }
             coverRanks(upTo: needed)
-            for (offset, slot) in (fresh + slots[gap...]).enumerated() { ranks[slot] = Int32(first + offset) }
+            rank(fresh, slots[gap...], from: first)
         }
         slots.insert(contentsOf: fresh, at: gap)
         return true
+    }
+
+    /// Ranks the slots of `head`, then those of `tail`, `first`, `first + 1`, …
+    private mutating func rank(_ head: some Collection<Int>, _ tail: some Collection<Int>, from first: Int) {
+        ranks.withUnsafeMutableBufferPointer { ranks in
+            var next = Int32(first)
+            for slot in head {
+                ranks[slot] = next
+                next += 1
+            }
+            for slot in tail {
+                ranks[slot] = next
+                next += 1
+            }
+        }
     }
 
     /// Makes ``ranks`` hold a rank for every slot below `needed`.

@@ -37,4 +37,9 @@ struct SchemaRegistry: Sendable {
     }
 
     func schema<E: Entity>(for type: E.Type) throws -> EntitySchema { try schema(named: E.entityName) }
+
+    /// The type registered under `name` (which is registered).
+    func type(named name: String) -> any Entity.Type {
+        types[schemas.firstIndex { $0.name == name }!].type
+    }
 }

@@ -121,7 +121,17 @@ extension Store {
         // Every operation names a registered entity, looked up once per run of one entity's.
         for (name, run) in changes.entityRuns {
             let schema = try registry.schema(named: name)
-            for index in run { try validate(changes.operations[index], schema) }
+            let type = registry.type(named: name)
+            for index in run {
+                let operation = changes.operations[index]
+                // A save made with ChangeSet's API is of the registered type, or refused here;
+                // a context's save has a row its table of that type made. Merges rely on it.
+                if case .save(let save) = operation, save.row == nil, Swift.type(of: save.object) != type {
+                    throw StrataError(.unknownEntity, "entity name \(name) is registered for \(type), not for "
+                                      + "\(Swift.type(of: save.object)), whose \(save.object.id) was saved", entity: name)
+                }
+                try validate(operation, schema)
+            }
         }
     }
 

@@ -325,6 +325,35 @@ private func storeWithRecord(_ directory: TemporaryDirectory) async throws -> St
         expectContext(fetchError, .unknownEntity, entity: "Article")
     }
 
+    /// A type that is not the registered one but names its entity: its saves are refused when
+    /// submitted (merges take a sealed save's row as the registered type's), naming both types.
+    @Test func aSecondTypeUnderARegisteredEntityNameIsRefusedBySubmit() async throws {
+        struct FeedImpostor: Entity {
+            var id: Int64
+            var name: String
+            static var entityName: String { "Feed" }
+        }
+        let directory = try TemporaryDirectory()
+        let store = try await openStore(directory.path("impostor.sqlite"), entities: [Feed.self])
+        let main = await store.mainContext
+        for mode in ["insert", "upsert", "update"] {
+            var changes = ChangeSet()
+            changes.insert(Feed(id: 1, name: "real"))
+            switch mode {
+            case "insert": changes.insert(FeedImpostor(id: 2, name: "impostor"))
+            case "upsert": changes.upsert(FeedImpostor(id: 2, name: "impostor"))
+            default: changes.update(FeedImpostor(id: 2, name: "impostor"))
+            }
+            let error = #expect(throws: StrataError.self, "\(mode)") { try store.submit(changes) }
+            expectContext(error, .unknownEntity, entity: "Feed")
+            #expect(error?.message.contains("FeedImpostor") == true, "names the type saved: \(String(describing: error))")
+        }
+        #expect(store.pendingCount == 0)  // nothing was accepted
+        try await store.persist()
+        #expect(try await store.allIDs(Feed.self).isEmpty)
+        #expect(await main.objects(Feed.self).isEmpty)
+    }
+
     @Test func unknownAttributeInAFilterOrSortIsRefused() async throws {
         let directory = try TemporaryDirectory()
         let store = try await openStore(directory.path("filters.sqlite"))
