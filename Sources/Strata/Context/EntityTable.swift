@@ -639,13 +639,14 @@ final class EntityTable {
         // one by one, as below. Each save is one row of the cells (``cellsOfEverySave(_:_:)``).
         var first = run.lowerBound
         if let cells = insertsLater, edits.isEmpty, deletions.isEmpty {
-            let base = saved.arenaBase(for: cells)
-            batch = (cells, base)
             newSlots.reserveCapacity(cells.count)
             newRows.reserveCapacity(cells.count)
             for row in 0..<cells.count {
                 let found = saved.find(cells, row: row)
                 guard found.slot == nil else { break }
+                // The page is taken at the first new row, as below: none when every key is held.
+                let base = batch?.base ?? saved.arenaBase(for: cells)
+                batch = (cells, base)
                 newSlots.append(saved.claimNew(found, cells: cells, row: row, base: base))
                 newRows.append(row)
                 first += 1
