@@ -625,6 +625,15 @@ final class EntityTable {
             newSlots.removeAll(keepingCapacity: true)
             newRows.removeAll(keepingCapacity: true)
         }
+        // Adds row `row` of `cells`, whose key was just found absent, to the batch of new rows
+        // (written first: a batch of other cells), taking the cells' page at its first row.
+        func claimNewRow(_ found: ColumnTable.KeyLookup, of cells: CellRows, row: Int) {
+            if batch?.cells !== cells { takeNewRows() }
+            let base = batch?.base ?? saved.arenaBase(for: cells)
+            batch = (cells, base)
+            newSlots.append(saved.claimNew(found, cells: cells, row: row, base: base))
+            newRows.append(row)
+        }
         func cells(of save: ChangeSet.Save, at index: Int) throws -> (CellRows, Int) {
             if let cells = save.cells { return (cells, save.cellRow) }
             if made == nil { made = try makeCells(operations, run: index..<run.upperBound) }
@@ -644,11 +653,7 @@ final class EntityTable {
             for row in 0..<cells.count {
                 let found = saved.find(cells, row: row)
                 guard found.slot == nil else { break }
-                // The page is taken at the first new row, as below: none when every key is held.
-                let base = batch?.base ?? saved.arenaBase(for: cells)
-                batch = (cells, base)
-                newSlots.append(saved.claimNew(found, cells: cells, row: row, base: base))
-                newRows.append(row)
+                claimNewRow(found, of: cells, row: row)
                 first += 1
             }
         }
@@ -677,11 +682,7 @@ final class EntityTable {
             // The key as a value only where it is looked up or listed: an import's new row needs none.
             func key() throws -> DatabaseValue { self.key(of: try save.row ?? encode(save.object)) }
             if found.slot == nil, try edits.isEmpty || edits[key()] == nil, try deletions.isEmpty || deletions[key()] == nil {
-                if batch?.cells !== cells { takeNewRows() }
-                let base = batch?.base ?? saved.arenaBase(for: cells)
-                batch = (cells, base)
-                newSlots.append(saved.claimNew(found, cells: cells, row: cellRow, base: base))
-                newRows.append(cellRow)
+                claimNewRow(found, of: cells, row: cellRow)
                 if insertsLater !== cells {
                     listInsertsNow(before: index)
                     changes.insert(try key(), attributes: attributeNames)
