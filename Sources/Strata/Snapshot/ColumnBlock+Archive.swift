@@ -38,32 +38,40 @@ extension ColumnBlock {
     init(archived bytes: UnsafeRawBufferPointer, count: Int, schema: EntitySchema) throws(SnapshotRejection) {
         // Every cell checked before room is made for `count` rows: a count the bytes cannot
         // hold is refused, not allocated.
-        let arenaStart = try Self.checkArchived(bytes, count: count, schema: schema)
+        let cells = try Self.cellBytes(count: count, schema: schema, within: bytes.count)
+        let arena = UnsafeRawBufferPointer(rebasing: bytes[cells...])
+        let cellBytes = UnsafeRawBufferPointer(rebasing: bytes[..<cells])
+        try Self.checkArchived(cellBytes, count: count, schema: schema, arenaSize: arena.count)
         self.init(schema: schema, capacity: count, reservesKeys: false)
-        appendUnwritten(rows: count, arenaBytes: bytes.count - arenaStart) { columns, arena in
+        appendUnwritten(rows: count, arenaBytes: arena.count) { columns, arenaSpace in
             for (attribute, writer) in columns.enumerated() {
-                let column = ArchivedColumn(bytes, attribute: attribute, count: count)
+                let column = ArchivedColumn(cellBytes, attribute: attribute, count: count)
                 writer.write(tags: column.tags, payloads: column.payloads, lengths: column.lengths, at: 0, rebasedBy: 0)
             }
-            arena.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[arenaStart...]))
+            arenaSpace.copyMemory(from: arena)
         }
     }
 
-    /// Checks a chunk of `count` rows of `schema` in its bytes, every cell (see
-    /// ``init(archived:count:schema:)``), and returns where its arena starts.
-    static func checkArchived(_ bytes: UnsafeRawBufferPointer, count: Int,
-                              schema: EntitySchema) throws(SnapshotRejection) -> Int {
-        let (cells, overflow) = count.multipliedReportingOverflow(by: schema.attributes.count)
-        guard !overflow, cells <= bytes.count / Self.bytesPerCell else {
-            throw .undecodable("\(schema.name): a chunk of \(count) objects is larger than its \(bytes.count) bytes")
+    /// The cell bytes of a chunk of `count` rows of `schema`, which must fit in `available`
+    /// bytes (the chunk's size): what comes after them is the chunk's arena.
+    static func cellBytes(count: Int, schema: EntitySchema, within available: Int) throws(SnapshotRejection) -> Int {
+        let (cells, overflow) = count.multipliedReportingOverflow(by: schema.attributes.count * bytesPerCell)
+        guard count >= 0, !overflow, cells <= available else {
+            throw .undecodable("\(schema.name): a chunk of \(count) objects is larger than its \(available) bytes")
         }
-        let arenaStart = cells * Self.bytesPerCell
-        let arenaSize = UInt64(bytes.count - arenaStart)
+        return cells
+    }
+
+    /// Checks the cells of a chunk of `count` rows of `schema` (``cellBytes(count:schema:within:)``
+    /// bytes, every cell; see ``init(archived:count:schema:)``) against an arena of `arenaSize`
+    /// bytes.
+    static func checkArchived(_ cells: UnsafeRawBufferPointer, count: Int, schema: EntitySchema,
+                              arenaSize: Int) throws(SnapshotRejection) {
+        precondition(cells.count == count * schema.attributes.count * bytesPerCell, "a chunk's cells measured by cellBytes")
         for (attribute, attributeSchema) in schema.attributes.enumerated() {
-            try check(ArchivedColumn(bytes, attribute: attribute, count: count), attributeSchema, arenaSize: arenaSize,
+            try check(ArchivedColumn(cells, attribute: attribute, count: count), attributeSchema, arenaSize: UInt64(arenaSize),
                       entity: schema.name)
         }
-        return arenaStart
     }
 
     /// One attribute's cells in a chunk's bytes, read in place (unaligned).

@@ -13,13 +13,23 @@ enum LZ4Frame {
         return result
     }
 
+    /// The largest block a frame of ours holds (``compress(_:)``'s `LZ4F_max64KB`, blocks linked,
+    /// so the window spans blocks and compresses as one 4 MiB block would). A frame is decoded
+    /// straight into the room it is given wherever the room holds a whole block of this size;
+    /// the rest goes through liblz4's own buffer of one block. Small blocks are what let a chunk
+    /// be decompressed in two parts — its cells into a scratch buffer, its arena bytes straight
+    /// into the block's arena (``decompress(_:into:)``) — with at most one block copied at the
+    /// seam. Frames written with larger blocks (up to 4 MiB) still decode, through that buffer.
+    static let largestBlock = 64 << 10
+
     /// Compresses `input` into one LZ4 frame that records its size.
     static func compress(_ input: UnsafeRawBufferPointer) throws -> Data {
         var preferences = LZ4F_preferences_t()
         preferences.frameInfo.contentChecksumFlag = LZ4F_noContentChecksum
         preferences.frameInfo.blockChecksumFlag = LZ4F_noBlockChecksum
         preferences.frameInfo.contentSize = UInt64(input.count)
-        preferences.frameInfo.blockSizeID = LZ4F_max4MB
+        preferences.frameInfo.blockSizeID = LZ4F_max64KB
+        preferences.frameInfo.blockMode = LZ4F_blockLinked
         let bound = LZ4F_compressFrameBound(input.count, &preferences)
         var output = Data(count: bound)
         let written = try output.withUnsafeMutableBytes { destination in
@@ -30,46 +40,70 @@ enum LZ4Frame {
         return output
     }
 
-    /// The largest block a frame of ours holds (``compress(_:)``'s `LZ4F_max4MB`). Given less room
-    /// than that, `LZ4F_decompress` decodes each block into a buffer of its own and copies it
-    /// out: a fresh 4 MiB of memory, faulted in page by page, and a copy, for every chunk a
-    /// warm start read (2,000 page faults per loading thread, ~3 ms of each one's first chunks).
-    static let largestBlock = 4 << 20
-
-    /// The room to decompress a frame of `count` bytes into so that liblz4 decodes straight into
-    /// it (``largestBlock`` at least).
-    static func room(for count: Int) -> Int { max(count, largestBlock) }
-
     /// Decompresses one whole frame of exactly `count` bytes into the start of `destination`,
-    /// which may be larger: give it ``room(for:)`` bytes.
-    ///
-    /// A frame that ends early is reported as ``SnapshotRejection/truncated``: `LZ4F_decompress`
-    /// itself only answers "more input wanted" (a non-zero hint) when the input runs out
-    /// mid-frame. Any LZ4 error (a malformed block) or a size that differs from `count` is
-    /// ``SnapshotRejection/checksumMismatch``.
+    /// which may be larger.
     static func decompress(_ input: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer, count: Int)
         throws(SnapshotRejection) {
         guard count <= destination.count else { throw .checksumMismatch }
-        var context: OpaquePointer?
-        guard LZ4F_isError(LZ4F_createDecompressionContext(&context, UInt32(LZ4F_VERSION))) == 0 else {
-            throw .undecodable("cannot create an LZ4 decompression context")
+        try decompress(input, into: [UnsafeMutableRawBufferPointer(rebasing: destination[0..<count])])
+    }
+
+    /// Decompresses one whole frame into `parts` (``Decompressor/decompress(_:into:)``), with a
+    /// context made for it.
+    static func decompress(_ input: UnsafeRawBufferPointer, into parts: [UnsafeMutableRawBufferPointer])
+        throws(SnapshotRejection) {
+        try Decompressor().decompress(input, into: parts)
+    }
+
+    /// A decompression context, reused frame after frame: liblz4 keeps its buffers (the block
+    /// at a part's seam, the window carried across it: ~200 KB) between frames, so a loading
+    /// thread allocates them once, not once a chunk, in fresh memory each time.
+    ///
+    /// Not `Sendable`: one thread uses it at a time.
+    final class Decompressor {
+        private let context: OpaquePointer
+
+        init() throws(SnapshotRejection) {
+            var context: OpaquePointer?
+            guard LZ4F_isError(LZ4F_createDecompressionContext(&context, UInt32(LZ4F_VERSION))) == 0, let context else {
+                throw .undecodable("cannot create an LZ4 decompression context")
+            }
+            self.context = context
         }
-        defer { LZ4F_freeDecompressionContext(context) }
-        var consumed = 0, produced = 0
-        var hint = 1
-        while consumed < input.count {
-            var sourceSize = input.count - consumed
-            var destinationSize = destination.count - produced
-            hint = LZ4F_decompress(context, destination.baseAddress.map { $0 + produced }, &destinationSize,
-                                   input.baseAddress! + consumed, &sourceSize, nil)
-            if LZ4F_isError(hint) != 0 { throw .checksumMismatch }
-            consumed += sourceSize
-            produced += destinationSize
-            if hint == 0 { break }
-            if sourceSize == 0 && destinationSize == 0 { throw .checksumMismatch }   // larger than recorded
+
+        deinit { LZ4F_freeDecompressionContext(context) }
+
+        /// Decompresses one whole frame into `parts`, in order, filling each exactly: the
+        /// frame's content is the parts' bytes one after the other (liblz4 lets the output move
+        /// between calls; it keeps the window it needs).
+        ///
+        /// A frame that ends early is reported as ``SnapshotRejection/truncated``:
+        /// `LZ4F_decompress` itself only answers "more input wanted" (a non-zero hint) when the
+        /// input runs out mid-frame. Any LZ4 error (a malformed block), or content longer or
+        /// shorter than the parts together, is ``SnapshotRejection/checksumMismatch``. Nothing is
+        /// written past a part.
+        func decompress(_ input: UnsafeRawBufferPointer, into parts: [UnsafeMutableRawBufferPointer])
+            throws(SnapshotRejection) {
+            LZ4F_resetDecompressionContext(context)   // whatever a frame refused before left
+            var consumed = 0, part = 0, produced = 0   // `produced`: bytes written to `parts[part]`
+            var hint = 1
+            while consumed < input.count {
+                while part < parts.count && produced == parts[part].count { (part, produced) = (part + 1, 0) }
+                let room = part < parts.count ? parts[part].count - produced : 0
+                var sourceSize = input.count - consumed
+                var destinationSize = room
+                hint = LZ4F_decompress(context, room == 0 ? nil : parts[part].baseAddress! + produced, &destinationSize,
+                                       input.baseAddress! + consumed, &sourceSize, nil)
+                if LZ4F_isError(hint) != 0 { throw .checksumMismatch }
+                consumed += sourceSize
+                produced += destinationSize
+                if hint == 0 { break }
+                if sourceSize == 0 && destinationSize == 0 { throw .checksumMismatch }   // longer than the parts
+            }
+            if hint != 0 { throw .truncated }
+            while part < parts.count && produced == parts[part].count { (part, produced) = (part + 1, 0) }
+            if consumed != input.count || part != parts.count { throw .checksumMismatch }
         }
-        if hint != 0 { throw .truncated }
-        if consumed != input.count || produced != count { throw .checksumMismatch }
     }
 }
 

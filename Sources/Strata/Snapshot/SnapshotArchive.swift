@@ -68,53 +68,58 @@ enum SnapshotArchive {
 
     /// Decompresses and parses one section's chunks in parallel, each job taking the next chunk
     /// not yet taken (``Parallel/forEach(_:threads:_:)``), checking every cell
-    /// (``ColumnBlock/checkArchived(_:count:schema:)``) and writing the chunk straight to its place in one block sized up front (where each chunk's
-    /// rows and arena bytes go follows from the header's sizes). Its keys are indexed by the
-    /// loader (``SnapshotLoader``), after the file is let go. No value of the app's type is
-    /// built. Each job decompresses into one buffer of its own, reused for every chunk it takes,
-    /// so a load holds the block plus one chunk per core. The block's memory is first touched by
-    /// the jobs, in parallel: on first touch, fresh memory costs more than the copy into it.
+    /// (``ColumnBlock/checkArchived(_:count:schema:arenaSize:)``) and writing the chunk straight to
+    /// its place in one block sized up front (where each chunk's rows and arena bytes go follows
+    /// from the header's sizes). Its keys are indexed by the loader (``SnapshotLoader``), after
+    /// the file is let go. No value of the app's type is built.
+    ///
+    /// A chunk is decompressed in two parts (``LZ4Frame/decompress(_:into:)``): its cells into a
+    /// buffer of the job's own, reused for every chunk it takes, then copied into the block's
+    /// columns; its arena bytes straight into their place in the block's arena, never copied. So
+    /// a load holds the block plus one chunk's cells per core. The block's memory is first
+    /// touched by the jobs, in parallel: on first touch, fresh memory costs more than the copy
+    /// into it. A bad chunk fails the whole load, so arena bytes written before its cells were
+    /// checked are never read.
     static func section(_ entry: SnapshotHeader.Entry, in file: UnsafeRawBufferPointer,
                         schema: EntitySchema) throws(SnapshotRejection) -> LoadedSection {
-        let fixed = schema.attributes.count * ColumnBlock.bytesPerCell
-        var places: [(row: Int, arena: Int)] = []   // where each chunk's rows and arena bytes start
+        // Where each chunk's rows and arena bytes start, and how many cell and arena bytes it has.
+        var places: [(row: Int, arena: Int, cells: Int, arenaBytes: Int)] = []
         var rows = 0, arenaBytes = 0
         for chunk in entry.chunks {
-            let (cells, overflow) = chunk.objectCount.multipliedReportingOverflow(by: fixed)
-            guard chunk.objectCount >= 0, !overflow, cells <= chunk.uncompressedSize else {
-                throw .undecodable("\(entry.entity): a chunk of \(chunk.objectCount) objects is larger than its \(chunk.uncompressedSize) bytes")
-            }
-            places.append((rows, arenaBytes))
+            let cells = try ColumnBlock.cellBytes(count: chunk.objectCount, schema: schema, within: chunk.uncompressedSize)
+            places.append((rows, arenaBytes, cells, chunk.uncompressedSize - cells))
             rows += chunk.objectCount
             arenaBytes += chunk.uncompressedSize - cells
         }
         guard rows == entry.objectCount else { throw .undecodable("\(entry.entity): object count mismatch") }
         var block = ColumnBlock(schema: schema, capacity: rows, reservesKeys: false)
         let jobs = min(Parallel.cores, entry.chunks.count)
-        let largest = entry.chunks.map(\.uncompressedSize).max() ?? 0
-        let buffers = (0..<jobs).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: LZ4Frame.room(for: largest), alignment: 8) }
+        let largest = places.map(\.cells).max() ?? 0
+        let buffers = (0..<jobs).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: largest, alignment: 8) }
         defer { for buffer in buffers { buffer.deallocate() } }
+        let decompressors = try (0..<jobs).map { _ throws(SnapshotRejection) in try LZ4Frame.Decompressor() }
         let failures = Locked([Int: SnapshotRejection]())
         block.appendUnwritten(rows: rows, arenaBytes: arenaBytes) { columns, arena in
             // The file, the buffers and the arena outlive the Parallel.forEach call, which
             // returns only when every thread has; each thread writes only its own buffer and the
             // rows and arena bytes of the chunks it took.
-            nonisolated(unsafe) let file = file, shared = buffers, arena = arena
+            nonisolated(unsafe) let file = file, shared = buffers, arena = arena, decompressors = decompressors
             // Chunks are taken in file order by whichever thread is free; a bad one stops the
             // handing out, and every earlier chunk was taken before it and is finished.
             Parallel.forEach(entry.chunks.count, threads: jobs) { [places] job, index in
                 do throws(SnapshotRejection) {
-                    let chunk = entry.chunks[index]
-                    try chunk.inflate(from: file, into: shared[job])
-                    let bytes = UnsafeRawBufferPointer(rebasing: shared[job][0..<chunk.uncompressedSize])
-                    let arenaStart = try ColumnBlock.checkArchived(bytes, count: chunk.objectCount, schema: schema)
+                    let chunk = entry.chunks[index], place = places[index]
+                    let cells = UnsafeMutableRawBufferPointer(rebasing: shared[job][0..<place.cells])
+                    try chunk.inflate(from: file, with: decompressors[job], into: [
+                        cells, UnsafeMutableRawBufferPointer(rebasing: arena[place.arena..<(place.arena + place.arenaBytes)]),
+                    ])
+                    let bytes = UnsafeRawBufferPointer(cells)
+                    try ColumnBlock.checkArchived(bytes, count: chunk.objectCount, schema: schema, arenaSize: place.arenaBytes)
                     for (attribute, writer) in columns.enumerated() {
                         let column = ColumnBlock.ArchivedColumn(bytes, attribute: attribute, count: chunk.objectCount)
                         writer.write(tags: column.tags, payloads: column.payloads, lengths: column.lengths,
-                                     at: places[index].row, rebasedBy: UInt64(places[index].arena))
+                                     at: place.row, rebasedBy: UInt64(place.arena))
                     }
-                    UnsafeMutableRawBufferPointer(rebasing: arena[places[index].arena...])
-                        .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[arenaStart...]))
                     return true
                 } catch {
                     failures.withLock { $0[index] = error }
@@ -129,23 +134,29 @@ enum SnapshotArchive {
 }
 
 extension SnapshotHeader.Chunk {
-    /// Checks this chunk's bytes in `file` against its ``checksum`` and decompresses them into the
-    /// start of `buffer` (``LZ4Frame/room(for:)`` its `uncompressedSize` bytes long).
+    /// Checks this chunk's bytes in `file` against its ``checksum`` and decompresses them into
+    /// `parts`, which together hold exactly its `uncompressedSize` bytes
+    /// (``LZ4Frame/Decompressor/decompress(_:into:)``), with `decompressor` or one made for it.
     /// - Throws: ``SnapshotRejection/checksumMismatch`` when a byte of the chunk differs from what
-    ///   was written; whatever ``LZ4Frame/decompress(_:into:count:)`` throws.
-    func inflate(from file: UnsafeRawBufferPointer, into buffer: UnsafeMutableRawBufferPointer) throws(SnapshotRejection) {
+    ///   was written; whatever ``LZ4Frame/Decompressor/decompress(_:into:)`` throws.
+    func inflate(from file: UnsafeRawBufferPointer, with decompressor: LZ4Frame.Decompressor? = nil,
+                 into parts: [UnsafeMutableRawBufferPointer]) throws(SnapshotRejection) {
         let frame = UnsafeRawBufferPointer(rebasing: file[offset..<(offset + compressedSize)])
         guard XXH64.hash(frame) == checksum else { throw .checksumMismatch }
-        try LZ4Frame.decompress(frame, into: buffer, count: uncompressedSize)
+        if let decompressor {
+            try decompressor.decompress(frame, into: parts)
+        } else {
+            try LZ4Frame.decompress(frame, into: parts)
+        }
     }
 
     /// Decompresses this chunk of `file` into a temporary buffer and hands its contents to `body`.
     func inflate<T>(from file: UnsafeRawBufferPointer,
                     _ body: (UnsafeRawBufferPointer) throws(SnapshotRejection) -> T) throws(SnapshotRejection) -> T {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: LZ4Frame.room(for: uncompressedSize), alignment: 8)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: uncompressedSize, alignment: 8)
         defer { buffer.deallocate() }
-        try inflate(from: file, into: buffer)
-        return try body(UnsafeRawBufferPointer(rebasing: buffer[0..<uncompressedSize]))
+        try inflate(from: file, into: [buffer])
+        return try body(UnsafeRawBufferPointer(buffer))
     }
 }
 

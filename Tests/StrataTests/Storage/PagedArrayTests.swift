@@ -78,6 +78,11 @@ import Testing
             case 7 where random.next(20) == 0:
                 array.removeAll()
                 model.removeAll()
+            case 8 where random.next(3) == 0:
+                // Made anew by repeating one value: its full pages are one page, shared.
+                let count = [3, page + 1, 3 * page, 4 * page + 7][random.next(4)]
+                array = PagedArray(repeating: value, count: count)
+                model = Array(repeating: value, count: count)
             default:
                 if !model.isEmpty, random.next(2) == 0 {
                     let index = random.next(model.count)
@@ -121,6 +126,21 @@ import Testing
         var joined: [UInt32] = []
         array.forEachPart { joined.append(contentsOf: $0) }
         #expect(joined == Array(0..<UInt32(count)))
+    }
+
+    /// A repeated value's full pages are one page until written: a write copies the page it
+    /// writes, and the other places of that page keep the value.
+    @Test func aRepeatedValueIsOnePageUntilWritten() {
+        let page = PagedArray<UInt64>.pageCapacity
+        var array = PagedArray<UInt64>(repeating: 7, count: 3 * page + 5)
+        #expect(array.count == 3 * page + 5 && array.allSatisfy { $0 == 7 })
+        #expect(array.pageIdentities.prefix(3).allSatisfy { $0 == array.pageIdentities[0] }, "the full pages are one")
+        #expect(array.pageIdentities[3] != array.pageIdentities[0], "the partial last page is its own")
+        array[page + 1] = 8
+        array.append(9)
+        #expect(array[page + 1] == 8 && array[1] == 7 && array[2 * page + 1] == 7 && array.last == 9)
+        let pages = array.pageIdentities
+        #expect(pages[1] != pages[0] && pages[2] == pages[0], "only the page written was copied")
     }
 
     @Test func aCopyThatWritesOnePageSharesTheOthers() {
