@@ -27,7 +27,7 @@ extension Snapshot {
         for chunk in entry.chunks {
             try chunk.inflate(from: file) { (contents) throws(SnapshotRejection) in
                 guard let schema else { return }
-                _ = try ColumnBlock(archived: contents, count: chunk.objectCount, schema: schema)
+                _ = try ColumnBlock(archived: contents, count: chunk.objectCount, arenaSize: chunk.arenaSize, schema: schema)
             }
         }
     }

@@ -4,116 +4,186 @@ import Foundation
 #error("snapshot chunks store cells in the host's byte order, which must be little-endian")
 #endif
 
-/// A snapshot chunk's payload (formats 2 and 3): the block's cells as the contexts hold them, so that
-/// loading is decompression and a bounds check, not a per-object decode.
+/// A snapshot chunk's payload (format 4): the block's cells with nothing a load can derive, so
+/// that loading is decompression and one pass over the cells, not a per-object decode.
 ///
 /// ```
 /// for each attribute, in schema order:
-///     tags      n bytes      0 NULL, 1 integer, 2 real, 3 text, 4 blob
-///     payloads  n × 8 bytes  integer or real bits; text and blob: offset into the chunk's arena
-///     lengths   n × 4 bytes  text and blob: byte length; otherwise 0
-/// arena         the rest     text (UTF-8) and blob bytes
+///     tags     n bytes                       0 NULL, 1 integer, 2 real, 3 text, 4 blob
+///     numbers  8 bytes per integer/real cell  the value's bits, in row order
+///     lengths  4 bytes per text/blob cell     its byte count, in row order
+/// arena        the rest                      every text and blob cell's bytes, attribute by
+///                                            attribute, row by row, one after the other
 /// ```
-/// Integers are little-endian.
+/// Integers are little-endian. A NULL cell is its tag alone; a text or blob cell's bytes start
+/// where the previous one's end, so its place in the arena is the sum of the lengths before it
+/// (format 3 stored that offset, and a zero length for every number: 28% of a chunk's
+/// decompressed bytes, which decompressed at half the speed of text).
 extension ColumnBlock {
-    /// The bytes of one cell, over all columns.
-    static let bytesPerCell = 1 + 8 + 4
-
-    /// The block's cells and arena in the chunk layout.
-    func archived() -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(count * columns.count * Self.bytesPerCell + arena.count)
+    /// The block's cells and arena in the chunk layout, and the arena's size (the header records
+    /// it, so a load knows where the cells end before it decompresses).
+    func archived() -> (bytes: [UInt8], arenaSize: Int) {
+        // First the sizes, and whether the block's arena already holds the bytes in the chunk's
+        // order and nothing else (a table's archive blocks do: `ColumnTable.block`), so that it
+        // is copied whole rather than cell by cell.
+        var sizes: [(numbers: Int, texts: Int)] = []
+        var next: UInt64 = 0, inOrder = true
         for column in columns {
-            column.tags.forEachPart { bytes.append(contentsOf: UnsafeRawBufferPointer($0)) }
-            column.payloads.forEachPart { bytes.append(contentsOf: UnsafeRawBufferPointer($0)) }
-            column.lengths.forEachPart { bytes.append(contentsOf: UnsafeRawBufferPointer($0)) }
+            var numbers = 0, texts = 0, row = 0
+            column.tags.forEachPart { tags in
+                for tag in tags {
+                    if tag >= CellTag.text {
+                        texts += 1
+                        inOrder = inOrder && column.payloads[row] == next
+                        next += UInt64(column.lengths[row])
+                    } else if tag != CellTag.null {
+                        numbers += 1
+                    }
+                    row += 1
+                }
+            }
+            sizes.append((numbers, texts))
         }
-        bytes.append(contentsOf: arena)
-        return bytes
+        let arenaSize = Int(next)
+        let cellBytes = sizes.reduce(count * columns.count) { $0 + 8 * $1.numbers + 4 * $1.texts }
+        guard cellBytes + arenaSize > 0 else { return ([], 0) }
+        let bytes = [UInt8](unsafeUninitializedCapacity: cellBytes + arenaSize) { buffer, initialized in
+            let raw = UnsafeMutableRawBufferPointer(buffer)
+            var offset = 0, arenaOffset = cellBytes
+            for (column, size) in zip(columns, sizes) {
+                var tagsAt = offset, numbersAt = offset + count, lengthsAt = offset + count + 8 * size.numbers
+                offset = lengthsAt + 4 * size.texts
+                var row = 0
+                column.tags.forEachPart { tags in
+                    UnsafeMutableRawBufferPointer(rebasing: raw[tagsAt..<(tagsAt + tags.count)])
+                        .copyMemory(from: UnsafeRawBufferPointer(tags))
+                    tagsAt += tags.count
+                    for tag in tags {
+                        if tag >= CellTag.text {
+                            let length = column.lengths[row]
+                            raw.storeBytes(of: length.littleEndian, toByteOffset: lengthsAt, as: UInt32.self)
+                            lengthsAt += 4
+                            if !inOrder {
+                                arena.withCellBytes(column.payloads[row], count: Int(length)) { cell in
+                                    UnsafeMutableRawBufferPointer(rebasing: raw[arenaOffset..<(arenaOffset + cell.count)])
+                                        .copyMemory(from: cell)
+                                }
+                                arenaOffset += Int(length)
+                            }
+                        } else if tag != CellTag.null {
+                            raw.storeBytes(of: column.payloads[row].littleEndian, toByteOffset: numbersAt, as: UInt64.self)
+                            numbersAt += 8
+                        }
+                        row += 1
+                    }
+                }
+            }
+            if inOrder {
+                arena.withUnsafeBytes { arena in
+                    UnsafeMutableRawBufferPointer(rebasing: raw[cellBytes...]).copyMemory(from: UnsafeRawBufferPointer(rebasing: arena[..<arenaSize]))
+                }
+            }
+            initialized = cellBytes + arenaSize
+        }
+        return (bytes, arenaSize)
     }
 
-    /// Parses a chunk of `count` rows of `schema`, checking every cell: a known tag that the
-    /// attribute reads (NULL only where it is optional), no stray payload or length, text and
-    /// blob bytes inside the arena. Keys are not indexed (``indexKeys()``).
-    init(archived bytes: UnsafeRawBufferPointer, count: Int, schema: EntitySchema) throws(SnapshotRejection) {
+    /// Parses a chunk of `count` rows of `schema` whose last `arenaSize` bytes are its arena,
+    /// checking every cell (``parseArchived(_:count:schema:arenaSize:)``). Keys are not indexed
+    /// (``indexKeys()``).
+    init(archived bytes: UnsafeRawBufferPointer, count: Int, arenaSize: Int, schema: EntitySchema) throws(SnapshotRejection) {
+        guard arenaSize >= 0, arenaSize <= bytes.count else {
+            throw .undecodable("\(schema.name): a chunk of \(bytes.count) bytes claims an arena of \(arenaSize)")
+        }
+        let cells = UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - arenaSize)])
+        let arena = UnsafeRawBufferPointer(rebasing: bytes[(bytes.count - arenaSize)...])
         // Every cell checked before room is made for `count` rows: a count the bytes cannot
         // hold is refused, not allocated.
-        let cells = try Self.cellBytes(count: count, schema: schema, within: bytes.count)
-        let arena = UnsafeRawBufferPointer(rebasing: bytes[cells...])
-        let cellBytes = UnsafeRawBufferPointer(rebasing: bytes[..<cells])
-        try Self.checkArchived(cellBytes, count: count, schema: schema, arenaSize: arena.count)
+        try Self.checkCellBytes(cells.count, count: count, schema: schema)
+        let parsed = try Self.parseArchived(cells, count: count, schema: schema, arenaSize: arenaSize)
         self.init(schema: schema, capacity: count, reservesKeys: false)
-        appendUnwritten(rows: count, arenaBytes: arena.count) { columns, arenaSpace in
-            for (attribute, writer) in columns.enumerated() {
-                let column = ArchivedColumn(cellBytes, attribute: attribute, count: count)
-                writer.write(tags: column.tags, payloads: column.payloads, lengths: column.lengths, at: 0, rebasedBy: 0)
+        appendUnwritten(rows: count, arenaBytes: arenaSize) { columns, arenaSpace in
+            for (column, writer) in zip(parsed, columns) {
+                writer.write(tags: column.tags, numbers: column.numbers, lengths: column.lengths, at: 0,
+                             bytesFrom: column.arenaStart)
             }
             arenaSpace.copyMemory(from: arena)
         }
     }
 
-    /// The cell bytes of a chunk of `count` rows of `schema`, which must fit in `available`
-    /// bytes (the chunk's size): what comes after them is the chunk's arena.
-    static func cellBytes(count: Int, schema: EntitySchema, within available: Int) throws(SnapshotRejection) -> Int {
-        let (cells, overflow) = count.multipliedReportingOverflow(by: schema.attributes.count * bytesPerCell)
-        guard count >= 0, !overflow, cells <= available else {
-            throw .undecodable("\(schema.name): a chunk of \(count) objects is larger than its \(available) bytes")
+    /// The least bytes a row of `schema` takes in a chunk: a tag per attribute, and a number or a
+    /// length for each one that cannot be NULL.
+    static func leastBytesPerRow(_ schema: EntitySchema) -> Int {
+        schema.attributes.reduce(0) { total, attribute in
+            let admitted = attribute.admittedCellTags
+            let least = admitted[Int(CellTag.null)] ? 0
+                : (admitted[Int(CellTag.text)] || admitted[Int(CellTag.blob)] ? 4 : 8)
+            return total + 1 + least
         }
-        return cells
     }
 
-    /// Checks the cells of a chunk of `count` rows of `schema` (``cellBytes(count:schema:within:)``
-    /// bytes, every cell; see ``init(archived:count:schema:)``) against an arena of `arenaSize`
-    /// bytes.
-    static func checkArchived(_ cells: UnsafeRawBufferPointer, count: Int, schema: EntitySchema,
-                              arenaSize: Int) throws(SnapshotRejection) {
-        precondition(cells.count == count * schema.attributes.count * bytesPerCell, "a chunk's cells measured by cellBytes")
-        for (attribute, attributeSchema) in schema.attributes.enumerated() {
-            try check(ArchivedColumn(cells, attribute: attribute, count: count), attributeSchema, arenaSize: UInt64(arenaSize),
-                      entity: schema.name)
+    /// Checks that `cells` bytes can hold the cells of `count` rows of `schema` (at least
+    /// ``leastBytesPerRow(_:)`` each): what a load checks of every chunk's sizes in the header
+    /// before it makes room for the rows.
+    static func checkCellBytes(_ cells: Int, count: Int, schema: EntitySchema) throws(SnapshotRejection) {
+        let (least, overflow) = count.multipliedReportingOverflow(by: leastBytesPerRow(schema))
+        guard count >= 0, cells >= 0, !overflow, least <= cells else {
+            throw .undecodable("\(schema.name): a chunk of \(count) objects is larger than its \(cells) bytes of cells")
         }
     }
 
     /// One attribute's cells in a chunk's bytes, read in place (unaligned).
     struct ArchivedColumn {
         let tags: UnsafeRawBufferPointer
-        let payloads: UnsafeRawBufferPointer
+        /// The integer and real cells' values, 8 bytes each, in row order.
+        let numbers: UnsafeRawBufferPointer
+        /// The text and blob cells' byte counts, 4 bytes each, in row order.
         let lengths: UnsafeRawBufferPointer
-        var count: Int { tags.count }
-
-        init(_ bytes: UnsafeRawBufferPointer, attribute: Int, count: Int) {
-            let start = attribute * count * ColumnBlock.bytesPerCell
-            tags = UnsafeRawBufferPointer(rebasing: bytes[start..<start + count])
-            payloads = UnsafeRawBufferPointer(rebasing: bytes[start + count..<start + 9 * count])
-            lengths = UnsafeRawBufferPointer(rebasing: bytes[start + 9 * count..<start + 13 * count])
-        }
-
-        func tag(_ cell: Int) -> UInt8 { tags[cell] }
-        func payload(_ cell: Int) -> UInt64 { payloads.loadUnaligned(fromByteOffset: cell * 8, as: UInt64.self) }
-        func length(_ cell: Int) -> UInt32 { lengths.loadUnaligned(fromByteOffset: cell * 4, as: UInt32.self) }
+        /// Where the first text or blob cell's bytes start in the chunk's arena.
+        let arenaStart: UInt64
     }
 
-    /// Checks one parsed column against its attribute.
-    private static func check(_ column: ArchivedColumn, _ attribute: AttributeSchema, arenaSize: UInt64,
-                              entity: String) throws(SnapshotRejection) {
-        // Which tags the attribute reads: the schema's one rule (AttributeType.admits), asked once per tag.
-        let admitted = attribute.admittedCellTags
-        for cell in 0..<column.count {
-            let tag = column.tag(cell), payload = column.payload(cell), length = column.length(cell)
-            guard tag <= CellTag.last, admitted[Int(tag)] else {
-                throw .undecodable("\(entity).\(attribute.name): object \(cell) of a chunk holds storage class \(tag), "
-                                   + "which a \(attribute.isOptional ? "optional " : "")\(attribute.type.rawValue) attribute cannot read")
+    /// Parses the cells of a chunk of `count` rows of `schema`, checking every one: a known tag
+    /// that the attribute reads (``AttributeSchema/admittedCellTags``: the schema's one rule; NULL
+    /// only where it is optional), the numbers and lengths its tags call for and no byte more,
+    /// and text and blob lengths that add up to exactly the `arenaSize` bytes of the arena.
+    static func parseArchived(_ cells: UnsafeRawBufferPointer, count: Int, schema: EntitySchema,
+                              arenaSize: Int) throws(SnapshotRejection) -> [ArchivedColumn] {
+        var columns: [ArchivedColumn] = []
+        columns.reserveCapacity(schema.attributes.count)
+        var offset = 0, arenaUsed: UInt64 = 0
+        for attribute in schema.attributes {
+            guard count <= cells.count - offset else {
+                throw .undecodable("\(schema.name).\(attribute.name): a chunk's cells end before its \(count) objects' tags")
             }
-            switch tag {
-            case CellTag.text, CellTag.blob:
-                guard payload <= arenaSize, UInt64(length) <= arenaSize - payload else {
-                    throw .undecodable("\(entity).\(attribute.name): object \(cell) of a chunk points outside the chunk's bytes")
+            let tags = UnsafeRawBufferPointer(rebasing: cells[offset..<(offset + count)])
+            offset += count
+            let admitted = attribute.admittedCellTags
+            var numbers = 0, texts = 0
+            for cell in 0..<count {
+                let tag = tags[cell]
+                guard tag <= CellTag.last, admitted[Int(tag)] else {
+                    throw .undecodable("\(schema.name).\(attribute.name): object \(cell) of a chunk holds storage class \(tag), "
+                                       + "which a \(attribute.isOptional ? "optional " : "")\(attribute.type.rawValue) attribute cannot read")
                 }
-            case CellTag.null:
-                guard payload == 0, length == 0 else { throw .undecodable("\(entity).\(attribute.name): a NULL cell holds a value") }
-            default:
-                guard length == 0 else { throw .undecodable("\(entity).\(attribute.name): a number cell has a length") }
+                if tag >= CellTag.text { texts += 1 } else if tag != CellTag.null { numbers += 1 }
             }
+            guard numbers * 8 + texts * 4 <= cells.count - offset else {
+                throw .undecodable("\(schema.name).\(attribute.name): a chunk's cells end before its values")
+            }
+            let numberBytes = UnsafeRawBufferPointer(rebasing: cells[offset..<(offset + numbers * 8)])
+            offset += numbers * 8
+            let lengthBytes = UnsafeRawBufferPointer(rebasing: cells[offset..<(offset + texts * 4)])
+            offset += texts * 4
+            columns.append(ArchivedColumn(tags: tags, numbers: numberBytes, lengths: lengthBytes, arenaStart: arenaUsed))
+            for text in 0..<texts { arenaUsed += UInt64(lengthBytes.loadUnaligned(fromByteOffset: text * 4, as: UInt32.self)) }
         }
+        guard offset == cells.count else {
+            throw .undecodable("\(schema.name): a chunk's cells hold \(cells.count - offset) bytes more than its \(count) objects")
+        }
+        guard arenaUsed == UInt64(arenaSize) else {
+            throw .undecodable("\(schema.name): a chunk's text and blob cells hold \(arenaUsed) bytes, its arena \(arenaSize)")
+        }
+        return columns
     }
 }

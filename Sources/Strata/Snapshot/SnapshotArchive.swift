@@ -49,16 +49,17 @@ enum SnapshotArchive {
     static func encode(_ sections: [Section], storeID: UUID, generation: Int64, schemas: [EntitySchema]) throws -> Written {
         let jobs = sections.enumerated().flatMap { section in section.element.chunks.indices.map { (section.offset, $0) } }
         let compressed = try Parallel.run(jobs.map { section, chunk in
-            { @Sendable () throws -> (Data, Int) in
+            { @Sendable () throws -> (Data, Int, Int) in
                 let raw = sections[section].chunks[chunk].archived()
-                return (try raw.withUnsafeBytes { try LZ4Frame.compress($0) }, raw.count)
+                return (try raw.bytes.withUnsafeBytes { try LZ4Frame.compress($0) }, raw.bytes.count, raw.arenaSize)
             }
         })
-        var layout: [(entity: String, fingerprint: UInt64, chunks: [(compressed: Int, uncompressed: Int, objects: Int, checksum: UInt64)])] =
+        var layout: [(entity: String, fingerprint: UInt64,
+                      chunks: [(compressed: Int, uncompressed: Int, objects: Int, arena: Int, checksum: UInt64)])] =
             sections.map { ($0.schema.name, fingerprint($0.schema), []) }
         for (index, (section, chunk)) in jobs.enumerated() {
-            let (frame, uncompressed) = compressed[index]
-            layout[section].chunks.append((frame.count, uncompressed, sections[section].chunks[chunk].count,
+            let (frame, uncompressed, arena) = compressed[index]
+            layout[section].chunks.append((frame.count, uncompressed, sections[section].chunks[chunk].count, arena,
                                            frame.withUnsafeBytes { XXH64.hash($0) }))
         }
         let header = SnapshotHeader.encode(storeID: storeID, generation: generation, createdAt: Date(),
@@ -68,7 +69,7 @@ enum SnapshotArchive {
 
     /// Decompresses and parses one section's chunks in parallel, each job taking the next chunk
     /// not yet taken (``Parallel/forEach(_:threads:_:)``), checking every cell
-    /// (``ColumnBlock/checkArchived(_:count:schema:arenaSize:)``) and writing the chunk straight to
+    /// (``ColumnBlock/parseArchived(_:count:schema:arenaSize:)``) and writing the chunk straight to
     /// its place in one block sized up front (where each chunk's rows and arena bytes go follows
     /// from the header's sizes). Its keys are indexed by the loader (``SnapshotLoader``), after
     /// the file is let go. No value of the app's type is built.
@@ -86,10 +87,11 @@ enum SnapshotArchive {
         var places: [(row: Int, arena: Int, cells: Int, arenaBytes: Int)] = []
         var rows = 0, arenaBytes = 0
         for chunk in entry.chunks {
-            let cells = try ColumnBlock.cellBytes(count: chunk.objectCount, schema: schema, within: chunk.uncompressedSize)
-            places.append((rows, arenaBytes, cells, chunk.uncompressedSize - cells))
+            let cells = chunk.uncompressedSize - chunk.arenaSize   // the header checked the arena fits
+            try ColumnBlock.checkCellBytes(cells, count: chunk.objectCount, schema: schema)
+            places.append((rows, arenaBytes, cells, chunk.arenaSize))
             rows += chunk.objectCount
-            arenaBytes += chunk.uncompressedSize - cells
+            arenaBytes += chunk.arenaSize
         }
         guard rows == entry.objectCount else { throw .undecodable("\(entry.entity): object count mismatch") }
         var block = ColumnBlock(schema: schema, capacity: rows, reservesKeys: false)
@@ -113,12 +115,11 @@ enum SnapshotArchive {
                     try chunk.inflate(from: file, with: decompressors[job], into: [
                         cells, UnsafeMutableRawBufferPointer(rebasing: arena[place.arena..<(place.arena + place.arenaBytes)]),
                     ])
-                    let bytes = UnsafeRawBufferPointer(cells)
-                    try ColumnBlock.checkArchived(bytes, count: chunk.objectCount, schema: schema, arenaSize: place.arenaBytes)
-                    for (attribute, writer) in columns.enumerated() {
-                        let column = ColumnBlock.ArchivedColumn(bytes, attribute: attribute, count: chunk.objectCount)
-                        writer.write(tags: column.tags, payloads: column.payloads, lengths: column.lengths,
-                                     at: place.row, rebasedBy: UInt64(place.arena))
+                    let parsed = try ColumnBlock.parseArchived(UnsafeRawBufferPointer(cells), count: chunk.objectCount,
+                                                               schema: schema, arenaSize: place.arenaBytes)
+                    for (column, writer) in zip(parsed, columns) {
+                        writer.write(tags: column.tags, numbers: column.numbers, lengths: column.lengths, at: place.row,
+                                     bytesFrom: UInt64(place.arena) + column.arenaStart)
                     }
                     return true
                 } catch {

@@ -10,7 +10,7 @@ public struct SnapshotHeader: Sendable, Hashable {
     static let largestExpansion = 256
 
     /// The format version this build writes and reads.
-    public static let currentFormatVersion: UInt32 = 3
+    public static let currentFormatVersion: UInt32 = 4
 
     /// The file's format version (``currentFormatVersion`` when this build wrote it).
     public let formatVersion: UInt32
@@ -57,6 +57,9 @@ public struct SnapshotHeader: Sendable, Hashable {
         public let uncompressedSize: Int
         /// The number of objects in the frame.
         public let objectCount: Int
+        /// The size of the frame's arena (its text and blob bytes, the end of its decompressed
+        /// bytes): where its cells end, known before it is decompressed.
+        public let arenaSize: Int
         /// XXH64 (seed 0) of the frame's bytes in the file (``Snapshot/checksum(ofChunk:)``),
         /// checked before the frame is decompressed.
         public let checksum: UInt64
@@ -73,7 +76,7 @@ public struct SnapshotHeader: Sendable, Hashable {
     /// Returns the bytes and the header they describe (what ``decode(_:)`` would read back from
     /// the whole file), so a writer never has to decode what it just built.
     static func encode(storeID: UUID, generation: Int64, createdAt: Date, schemaFingerprint: UInt64,
-                       sections: [(entity: String, fingerprint: UInt64, chunks: [(compressed: Int, uncompressed: Int, objects: Int, checksum: UInt64)])])
+                       sections: [(entity: String, fingerprint: UInt64, chunks: [(compressed: Int, uncompressed: Int, objects: Int, arena: Int, checksum: UInt64)])])
         -> (bytes: Data, header: SnapshotHeader) {
         func body(payloadStart: Int) -> Data {
             var writer = ByteWriter()
@@ -93,6 +96,7 @@ public struct SnapshotHeader: Sendable, Hashable {
                     writer.append(UInt64(chunk.compressed))
                     writer.append(UInt64(chunk.uncompressed))
                     writer.append(UInt64(chunk.objects))
+                    writer.append(UInt64(chunk.arena))
                     writer.append(chunk.checksum)
                     offset += chunk.compressed
                 }
@@ -116,7 +120,7 @@ public struct SnapshotHeader: Sendable, Hashable {
                   chunks: section.chunks.map { chunk in
                       defer { offset += chunk.compressed }
                       return Chunk(offset: offset, compressedSize: chunk.compressed, uncompressedSize: chunk.uncompressed,
-                                   objectCount: chunk.objects, checksum: chunk.checksum)
+                                   objectCount: chunk.objects, arenaSize: chunk.arena, checksum: chunk.checksum)
                   })
         }
         let described = SnapshotHeader(formatVersion: currentFormatVersion, storeID: storeID, generation: generation,
@@ -167,25 +171,30 @@ public struct SnapshotHeader: Sendable, Hashable {
                 let entityFingerprint = try reader.read(UInt64.self)
                 let objects = try reader.readSize()
                 let chunkCount = Int(try reader.read(UInt32.self))
-                guard chunkCount <= reader.remaining / 40 else { throw SnapshotRejection.truncated }
+                guard chunkCount <= reader.remaining / 48 else { throw SnapshotRejection.truncated }
                 var chunks: [Chunk] = []
                 for _ in 0..<chunkCount {
                     let offset = try reader.readSize(), compressedSize = try reader.readSize()
                     let uncompressedSize = try reader.readSize(), objectCount = try reader.readSize()
+                    let arenaSize = try reader.readSize()
                     checksumPositions.append(reader.offset)
                     let chunk = Chunk(offset: offset, compressedSize: compressedSize, uncompressedSize: uncompressedSize,
-                                      objectCount: objectCount, checksum: try reader.read(UInt64.self))
+                                      objectCount: objectCount, arenaSize: arenaSize, checksum: try reader.read(UInt64.self))
                     guard chunk.offset >= 0, chunk.compressedSize >= 0, chunk.offset <= bytes.count,
                           chunk.compressedSize <= bytes.count - chunk.offset else { throw SnapshotRejection.truncated }
                     // LZ4 makes at most 255 bytes of each byte it reads: a larger claim is a lie that
                     // would make a loader allocate what the file cannot fill (a crafted header with a
                     // good CRC asked for terabytes).
-                    // And each object takes at least one cell (13 bytes) of it.
-                    guard chunk.uncompressedSize >= 0, chunk.objectCount >= 0,
+                    // Each object takes at least a tag (a byte) of its cells, and the arena is the
+                    // end of the bytes; the entity's schema bounds the cells closer when the
+                    // section is read (ColumnBlock.checkCellBytes).
+                    guard chunk.uncompressedSize >= 0, chunk.objectCount >= 0, chunk.arenaSize >= 0,
                           chunk.uncompressedSize <= chunk.compressedSize * Self.largestExpansion,
-                          chunk.objectCount <= chunk.uncompressedSize / ColumnBlock.bytesPerCell else {
+                          chunk.arenaSize <= chunk.uncompressedSize,
+                          chunk.objectCount <= chunk.uncompressedSize - chunk.arenaSize else {
                         throw SnapshotRejection.undecodable("a chunk of \(chunk.compressedSize) bytes claims "
-                                                            + "\(chunk.uncompressedSize) decompressed and \(chunk.objectCount) objects")
+                                                            + "\(chunk.uncompressedSize) decompressed, an arena of \(chunk.arenaSize) "
+                                                            + "and \(chunk.objectCount) objects")
                     }
                     chunks.append(chunk)
                 }

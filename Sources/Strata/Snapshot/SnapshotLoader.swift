@@ -191,7 +191,7 @@ extension SnapshotLoader {
                 throw .undecodable("the archive holds no \(entity)")
             }
             var block = try chunk.inflate(from: bytes) { (contents) throws(SnapshotRejection) in
-                try ColumnBlock(archived: contents, count: chunk.objectCount, schema: schemas[number])
+                try ColumnBlock(archived: contents, count: chunk.objectCount, arenaSize: chunk.arenaSize, schema: schemas[number])
             }
             do {
                 try block.indexKeys()

@@ -1,5 +1,5 @@
 /// XXH64 (the xxHash specification's 64-bit hash, seed 0): the checksum of each compressed chunk
-/// of a snapshot (format 3), checked before the chunk is decompressed.
+/// of a snapshot (formats 3 and 4), checked before the chunk is decompressed.
 ///
 /// Written from the published specification, in Swift: liblz4 computes xxHash's 32-bit variant
 /// for an LZ4 frame's content checksum, but over the decompressed bytes and, as Debian builds it,

@@ -177,20 +177,43 @@ struct Column: Sendable {
         let payloads: PagedArray<UInt64>.DisjointWriter
         let lengths: PagedArray<UInt32>.DisjointWriter
 
-        /// Writes cells from `start` on, read from little-endian bytes (`count` tags, then `count`
-        /// 8-byte payloads and 4-byte lengths, unaligned, as a snapshot chunk holds them): text
-        /// and blob offsets move by `base` (their bytes are that far into the arena).
-        func write(tags: UnsafeRawBufferPointer, payloads: UnsafeRawBufferPointer, lengths: UnsafeRawBufferPointer,
-                   at start: Int, rebasedBy base: UInt64) {
+        /// Writes cells from `start` on, read from little-endian bytes as a snapshot chunk holds
+        /// them: one tag per cell, an 8-byte value per integer or real cell and a 4-byte length
+        /// per text or blob cell (unaligned, in cell order). Text and blob bytes lie one after
+        /// the other in the arena from `base` on, so each cell's payload is where the previous
+        /// one's bytes end. The parts must agree with the tags (the loader checked them).
+        func write(tags: UnsafeRawBufferPointer, numbers: UnsafeRawBufferPointer, lengths: UnsafeRawBufferPointer,
+                   at start: Int, bytesFrom base: UInt64) {
             let count = tags.count
-            precondition(payloads.count == count * 8 && lengths.count == count * 4, "a column's parts differ in length")
             self.tags.write(bytes: tags, at: start)
-            self.lengths.write(bytes: lengths, at: start)
-            var cell = 0
+            var cell = 0, number = 0, text = 0, next = base
             self.payloads.update(start..<start + count) { part in
                 for index in part.indices {
-                    let payload = payloads.loadUnaligned(fromByteOffset: cell * 8, as: UInt64.self)
-                    part[index] = CellTag.rebased(payload, tag: tags[cell], by: base)
+                    let tag = tags[cell]
+                    if tag >= CellTag.text {
+                        part[index] = next
+                        next &+= UInt64(lengths.loadUnaligned(fromByteOffset: text * 4, as: UInt32.self))
+                        text += 1
+                    } else if tag == CellTag.null {
+                        part[index] = 0
+                    } else {
+                        part[index] = numbers.loadUnaligned(fromByteOffset: number * 8, as: UInt64.self)
+                        number += 1
+                    }
+                    cell += 1
+                }
+            }
+            precondition(number * 8 == numbers.count && text * 4 == lengths.count, "a column's parts disagree with its tags")
+            cell = 0
+            text = 0
+            self.lengths.update(start..<start + count) { part in
+                for index in part.indices {
+                    if tags[cell] >= CellTag.text {
+                        part[index] = lengths.loadUnaligned(fromByteOffset: text * 4, as: UInt32.self)
+                        text += 1
+                    } else {
+                        part[index] = 0
+                    }
                     cell += 1
                 }
             }

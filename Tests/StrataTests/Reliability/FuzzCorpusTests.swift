@@ -81,7 +81,9 @@ struct FuzzTag: Entity {
         let path = Self.corpus.appendingPathComponent("seed-valid.snapshot")
         let seed = try Data(contentsOf: path)
         let chunk = try #require(try Snapshot.readHeader(at: path.path).entities.first?.chunks.first)
-        let field = withUnsafeBytes(of: UInt64(chunk.uncompressedSize).littleEndian) { Data($0) }
+        // The size, the object count and the arena's size, one after the other in the chunk table.
+        let field = [chunk.uncompressedSize, chunk.objectCount, chunk.arenaSize]
+            .reduce(Data()) { field, size in withUnsafeBytes(of: UInt64(size).littleEndian) { field + Data($0) } }
         let places = (0...(chunk.offset - field.count)).filter { seed[$0..<($0 + field.count)] == field }
         let place = try #require(places.count == 1 ? places.first : nil, "the size is at \(places) in the header")
         for claimed in [chunk.compressedSize * 256 + 1, 1 << 40, Int(Int64.max)] {
