@@ -158,11 +158,12 @@ extension ColumnBlock {
             }
             let tags = UnsafeRawBufferPointer(rebasing: cells[offset..<(offset + count)])
             offset += count
-            let admitted = attribute.admittedCellTags
+            // The tags the attribute reads, one bit each.
+            let admitted = attribute.admittedCellTags.enumerated().reduce(UInt32(0)) { $1.element ? $0 | 1 << $1.offset : $0 }
             var numbers = 0, texts = 0
             for cell in 0..<count {
                 let tag = tags[cell]
-                guard tag <= CellTag.last, admitted[Int(tag)] else {
+                guard tag <= CellTag.last, admitted >> tag & 1 == 1 else {
                     throw .undecodable("\(schema.name).\(attribute.name): object \(cell) of a chunk holds storage class \(tag), "
                                        + "which a \(attribute.isOptional ? "optional " : "")\(attribute.type.rawValue) attribute cannot read")
                 }

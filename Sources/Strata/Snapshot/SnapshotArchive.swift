@@ -4,7 +4,7 @@ import Foundation
 /// objects in column form (``ColumnBlock``, the layout contexts hold them in), each an LZ4 frame,
 /// compressed and decompressed in parallel.
 enum SnapshotArchive {
-    static let objectsPerChunk = 10_000
+    static let objectsPerChunk = 5_000
     /// The objects in a section's first chunk: a few screens of a list, decompressed and checked
     /// on their own so that a warm start can show the first screen before the rest is read.
     static let objectsInFirstChunk = 1_000

@@ -181,11 +181,31 @@ struct Column: Sendable {
         /// them: one tag per cell, an 8-byte value per integer or real cell and a 4-byte length
         /// per text or blob cell (unaligned, in cell order). Text and blob bytes lie one after
         /// the other in the arena from `base` on, so each cell's payload is where the previous
-        /// one's bytes end. The parts must agree with the tags (the loader checked them).
+        /// one's bytes end. The parts must agree with the tags (the loader checked them): a
+        /// column whose values are all numbers, or all text and blobs, is told by their sizes.
         func write(tags: UnsafeRawBufferPointer, numbers: UnsafeRawBufferPointer, lengths: UnsafeRawBufferPointer,
                    at start: Int, bytesFrom base: UInt64) {
             let count = tags.count
             self.tags.write(bytes: tags, at: start)
+            // A column of numbers only, or of text and blobs only (most are): copied and summed,
+            // not looked at cell by cell.
+            if numbers.count == count * 8 {
+                self.payloads.write(bytes: numbers, at: start)
+                self.lengths.update(start..<start + count) { $0.update(repeating: 0) }
+                return
+            }
+            if lengths.count == count * 4 {
+                self.lengths.write(bytes: lengths, at: start)
+                var cell = 0, next = base
+                self.payloads.update(start..<start + count) { part in
+                    for index in part.indices {
+                        part[index] = next
+                        next &+= UInt64(lengths.loadUnaligned(fromByteOffset: cell * 4, as: UInt32.self))
+                        cell += 1
+                    }
+                }
+                return
+            }
             var cell = 0, number = 0, text = 0, next = base
             self.payloads.update(start..<start + count) { part in
                 for index in part.indices {
