@@ -112,9 +112,9 @@ enum SnapshotArchive {
                 do throws(SnapshotRejection) {
                     let chunk = entry.chunks[index], place = places[index]
                     let cells = UnsafeMutableRawBufferPointer(rebasing: shared[job][0..<place.cells])
-                    try chunk.inflate(from: file, with: decompressors[job], into: [
-                        cells, UnsafeMutableRawBufferPointer(rebasing: arena[place.arena..<(place.arena + place.arenaBytes)]),
-                    ])
+                    let bytes = UnsafeMutableRawBufferPointer(rebasing: arena[place.arena..<(place.arena + place.arenaBytes)])
+                    FreshMemory.populate(bytes)
+                    try chunk.inflate(from: file, with: decompressors[job], into: [cells, bytes])
                     let parsed = try ColumnBlock.parseArchived(UnsafeRawBufferPointer(cells), count: chunk.objectCount,
                                                                schema: schema, arenaSize: place.arenaBytes)
                     for (column, writer) in zip(parsed, columns) {
