@@ -40,14 +40,6 @@ enum LZ4Frame {
         return output
     }
 
-    /// Decompresses one whole frame of exactly `count` bytes into the start of `destination`,
-    /// which may be larger.
-    static func decompress(_ input: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer, count: Int)
-        throws(SnapshotRejection) {
-        guard count <= destination.count else { throw .checksumMismatch }
-        try decompress(input, into: [UnsafeMutableRawBufferPointer(rebasing: destination[0..<count])])
-    }
-
     /// Decompresses one whole frame into `parts` (``Decompressor/decompress(_:into:)``), with a
     /// context made for it.
     static func decompress(_ input: UnsafeRawBufferPointer, into parts: [UnsafeMutableRawBufferPointer])

@@ -137,18 +137,14 @@ enum SnapshotArchive {
 extension SnapshotHeader.Chunk {
     /// Checks this chunk's bytes in `file` against its ``checksum`` and decompresses them into
     /// `parts`, which together hold exactly its `uncompressedSize` bytes
-    /// (``LZ4Frame/Decompressor/decompress(_:into:)``), with `decompressor` or one made for it.
+    /// (``LZ4Frame/Decompressor/decompress(_:into:)``) with `decompressor`.
     /// - Throws: ``SnapshotRejection/checksumMismatch`` when a byte of the chunk differs from what
     ///   was written; whatever ``LZ4Frame/Decompressor/decompress(_:into:)`` throws.
-    func inflate(from file: UnsafeRawBufferPointer, with decompressor: LZ4Frame.Decompressor? = nil,
+    func inflate(from file: UnsafeRawBufferPointer, with decompressor: LZ4Frame.Decompressor,
                  into parts: [UnsafeMutableRawBufferPointer]) throws(SnapshotRejection) {
         let frame = UnsafeRawBufferPointer(rebasing: file[offset..<(offset + compressedSize)])
         guard XXH64.hash(frame) == checksum else { throw .checksumMismatch }
-        if let decompressor {
-            try decompressor.decompress(frame, into: parts)
-        } else {
-            try LZ4Frame.decompress(frame, into: parts)
-        }
+        try decompressor.decompress(frame, into: parts)
     }
 
     /// Decompresses this chunk of `file` into a temporary buffer and hands its contents to `body`.
@@ -156,7 +152,7 @@ extension SnapshotHeader.Chunk {
                     _ body: (UnsafeRawBufferPointer) throws(SnapshotRejection) -> T) throws(SnapshotRejection) -> T {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: uncompressedSize, alignment: 8)
         defer { buffer.deallocate() }
-        try inflate(from: file, into: [buffer])
+        try inflate(from: file, with: LZ4Frame.Decompressor(), into: [buffer])
         return try body(UnsafeRawBufferPointer(buffer))
     }
 }

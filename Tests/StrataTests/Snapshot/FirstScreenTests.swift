@@ -290,7 +290,7 @@ struct ListedArticleByFeed: Entity, Equatable {
         var content = [UInt8](repeating: 0, count: size)
         let decodes = bytes.withUnsafeBytes { raw in
             content.withUnsafeMutableBytes { destination in
-                (try? LZ4Frame.decompress(UnsafeRawBufferPointer(rebasing: raw[frame]), into: destination, count: size)) != nil
+                (try? LZ4Frame.decompress(UnsafeRawBufferPointer(rebasing: raw[frame]), into: [destination])) != nil
             }
         }
         return decodes ? content : nil
