@@ -156,6 +156,21 @@ struct Column: Sendable {
         lengths.append(length)
     }
 
+    /// Appends the cells given part by part, as a column keeps them (``CellBatch/cells(of:)``),
+    /// their text and blob payloads moved by `base` (where their bytes now start in the arena).
+    mutating func append(tags: UnsafeBufferPointer<UInt8>, payloads: UnsafeBufferPointer<UInt64>,
+                         lengths: UnsafeBufferPointer<UInt32>, rebasedBy base: UInt64) {
+        precondition(tags.count == payloads.count && tags.count == lengths.count, "a cell's parts differ in number")
+        self.tags.append(contentsOf: tags)
+        self.lengths.append(contentsOf: lengths)
+        self.payloads.append(count: payloads.count) { part, before in
+            for index in part.indices {
+                part.initializeElement(at: index,
+                                       to: CellTag.rebased(payloads[before + index], tag: tags[before + index], by: base))
+            }
+        }
+    }
+
     /// Appends `count` cells left unwritten, for a ``DisjointWriter`` to fill
     /// (``PagedArray/appendUnwritten(_:)``).
     mutating func appendUnwritten(_ count: Int) {

@@ -103,46 +103,19 @@ struct ColumnBlock: Sendable {
         count += 1
     }
 
-    /// ``append(_:)`` straight from a statement's cells: text and blob bytes are copied into the
-    /// arena with no `String` or `Data` made (the key is hashed from its bytes too).
-    /// Text that is not valid UTF-8 takes ``append(_:)``'s way, which repairs it as a `String`
-    /// does, so that both ways store the same bytes.
-    /// - Parameter admitted: ``EntitySchema/admittedCellTags``, computed once per block.
-    mutating func append(cells row: some CellSource & RowSource, admitted: [[Bool]]) throws {
-        for position in columns.indices {
-            let tag: Int
-            switch row.cell(at: position) {
-            case .null: tag = Int(CellTag.null)
-            case .integer: tag = Int(CellTag.integer)
-            case .real: tag = Int(CellTag.real)
-            case .text(let bytes):
-                guard Self.isValidUTF8(bytes) else { return try append(row) }
-                tag = Int(CellTag.text)
-            case .blob: tag = Int(CellTag.blob)
-            }
-            // The precise error (which attribute, which object) is checkRow's.
-            guard admitted[position][tag] else { return try append(row) }
+    /// Appends the rows of `batch` (checked as it took them) and indexes their keys: a
+    /// statement's rows as a fetch takes them, a batch at a time (``CellBatch``).
+    /// - Throws: ``StrataError`` when a row's key is held already — by a row of this block or
+    ///   an earlier row of the batch. The block is then thrown away: the batch's rows are in it.
+    mutating func append(_ batch: CellBatch) throws {
+        let first = count, base = UInt64(arena.count)
+        for attribute in columns.indices {
+            let cells = batch.cells(of: attribute)
+            columns[attribute].append(tags: cells.tags, payloads: cells.payloads, lengths: cells.lengths, rebasedBy: base)
         }
-        let key = schema.primaryKeyIndex
-        try indexNewKey(KeyProbe(row.cell(at: key)), row.value(at: key))
-        for attribute in columns.indices { columns[attribute].append(row.cell(at: attribute), arena: &arena) }
-        count += 1
-    }
-
-    /// Whether `bytes` are valid UTF-8 (ASCII checked a word at a time first).
-    private static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        var offset = 0
-        var high: UInt64 = 0
-        while offset + 8 <= bytes.count {
-            high |= bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            offset += 8
-        }
-        while offset < bytes.count {
-            high |= UInt64(bytes[offset])
-            offset += 1
-        }
-        if high & 0x8080_8080_8080_8080 == 0 { return true }
-        return String(validating: bytes, as: UTF8.self) != nil
+        arena.append(contentsOf: batch.arenaBytes)
+        count += batch.count
+        try indexKeys(of: first..<count)
     }
 
     /// Appends `rows` rows and `arenaBytes` arena bytes left unwritten, and calls `body` with a
@@ -165,10 +138,19 @@ struct ColumnBlock: Sendable {
     /// Indexes every row's primary key.
     /// - Throws: ``StrataError`` when two rows have the same key.
     mutating func indexKeys() throws {
-        var index = KeyHash(capacity: count)
+        keyIndex = KeyHash(capacity: count)
+        try indexKeys(of: 0..<count)
+    }
+
+    /// Adds the keys of `rows`, the block's last rows, to the key index.
+    /// - Throws: ``StrataError`` when one of them is held already.
+    private mutating func indexKeys(of rows: Range<Int>) throws {
+        var index = keyIndex
+        keyIndex = KeyHash()   // so that `index` is the buckets' only owner, and writes them in place
+        index.reserveCapacity(rows.upperBound)
         let keys = columns[schema.primaryKeyIndex]
         let duplicate: Int? = arena.withUnsafeBytes { arena in
-            for row in 0..<count {
+            for row in rows {
                 let probe = keys.probe(at: row, arena: arena)
                 let hash = probe.hash
                 let (held, bucket) = index.locate(hash) { keys.holds(probe, at: $0, arena: arena) }
@@ -177,8 +159,8 @@ struct ColumnBlock: Sendable {
             }
             return nil
         }
-        if let duplicate { throw duplicateKey(key(at: duplicate)) }
         keyIndex = index
+        if let duplicate { throw duplicateKey(key(at: duplicate)) }
     }
 
     /// Gives up the block's storage to a table adopting it.

@@ -105,12 +105,24 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
 
     /// Appends `elements`, a page's part at a time.
     mutating func append(contentsOf elements: [Element]) {
-        elements.withUnsafeBufferPointer { source in
-            var copied = 0
-            appendSpace(source.count) { part in
-                part.baseAddress!.initialize(from: source.baseAddress! + copied, count: part.count)
-                copied += part.count
-            }
+        elements.withUnsafeBufferPointer { append(contentsOf: $0) }
+    }
+
+    /// Appends the elements `source` points at, a page's part at a time.
+    mutating func append(contentsOf source: UnsafeBufferPointer<Element>) {
+        append(count: source.count) { part, before in
+            part.baseAddress!.initialize(from: source.baseAddress! + before, count: part.count)
+        }
+    }
+
+    /// Appends `added` elements that `fill` writes: it is called with each page's part of the
+    /// new space, in order (raw memory it must initialize), and the number of new elements
+    /// before that part.
+    mutating func append(count added: Int, filledBy fill: (UnsafeMutableBufferPointer<Element>, Int) -> Void) {
+        var before = 0
+        appendSpace(added) { part in
+            fill(part, before)
+            before += part.count
         }
     }
 
