@@ -106,6 +106,9 @@ enum SnapshotArchive {
             // returns only when every thread has; each thread writes only its own buffer and the
             // rows and arena bytes of the chunks it took.
             nonisolated(unsafe) let file = file, shared = buffers, arena = arena, decompressors = decompressors
+            // Huge pages where the kernel allows: each job's populate then maps the arena 2 MiB
+            // at a time (zeroed in one go) instead of 4 KiB at a time.
+            FreshMemory.preferHugePages(arena)
             // Chunks are taken in file order by whichever thread is free; a bad one stops the
             // handing out, and every earlier chunk was taken before it and is finished.
             Parallel.forEach(entry.chunks.count, threads: jobs) { [places] job, index in

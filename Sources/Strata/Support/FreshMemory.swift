@@ -28,9 +28,33 @@ enum FreshMemory {
         #endif
     }
 
+    /// Asks the kernel to back the whole 2 MiB-aligned huge pages inside `buffer` with huge
+    /// pages where it can (`MADV_HUGEPAGE`: transparent huge pages, in the kernel's `madvise`
+    /// mode as in `always`): one fault — or one ``populate(_:)`` step — then maps 512 pages'
+    /// worth, zeroed in one go, instead of taking 512 faults. Contents are unchanged. Returns
+    /// whether the kernel took the advice (false where it cannot: no such range in `buffer`,
+    /// huge pages disabled, another system); the memory then stays in ordinary pages.
+    @discardableResult
+    static func preferHugePages(_ buffer: UnsafeMutableRawBufferPointer) -> Bool {
+        #if os(Linux)
+        guard let base = buffer.baseAddress else { return false }
+        let huge = UInt(hugePageSize)
+        let start = (UInt(bitPattern: base) + huge - 1) & ~(huge - 1)
+        let end = UInt(bitPattern: base + buffer.count) & ~(huge - 1)
+        guard end > start, let aligned = UnsafeMutableRawPointer(bitPattern: start) else { return false }
+        return madvise(aligned, Int(end - start), hugePage) == 0
+        #else
+        return false
+        #endif
+    }
+
     #if os(Linux)
     /// `MADV_POPULATE_WRITE` (linux/mman.h), which Glibc's Swift overlay may not import.
     private static let populateWrite: Int32 = 23
+    /// `MADV_HUGEPAGE` (linux/mman.h).
+    private static let hugePage: Int32 = 14
+    /// The size of a transparent huge page (2 MiB on x86-64 and on arm64 with 4 KiB pages).
+    static let hugePageSize = 2 << 20
     private static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
     #endif
 }
