@@ -30,9 +30,7 @@ final class CellBatch: @unchecked Sendable {
     private let payloads: UnsafeMutablePointer<UInt64>
     private let lengths: UnsafeMutablePointer<UInt32>
     /// The text and blob bytes of the rows, one after the other.
-    private var bytes: UnsafeMutableRawPointer
-    private var bytesCapacity: Int
-    private var bytesUsed = 0
+    private var bytes: Bytes
 
     /// An empty batch of `schema`'s rows with room for `capacity` rows (and text and blob bytes
     /// for `bytes`, growing as rows need).
@@ -47,8 +45,7 @@ final class CellBatch: @unchecked Sendable {
         tags = .allocate(capacity: cells)
         payloads = .allocate(capacity: cells)
         lengths = .allocate(capacity: cells)
-        bytesCapacity = max(bytes, 1)
-        self.bytes = .allocate(byteCount: bytesCapacity, alignment: 8)
+        self.bytes = Bytes(capacity: bytes)
     }
 
     deinit {
@@ -63,7 +60,7 @@ final class CellBatch: @unchecked Sendable {
     /// Empties the batch, keeping its memory.
     func removeAll() {
         count = 0
-        bytesUsed = 0
+        bytes.used = 0
     }
 
     // MARK: Reading
@@ -78,83 +75,93 @@ final class CellBatch: @unchecked Sendable {
     }
 
     /// The text and blob bytes of every row, which the text and blob payloads point into.
-    var arenaBytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: bytes, count: bytesUsed) }
+    var arenaBytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: bytes.start, count: bytes.used) }
 
     // MARK: Writing
 
-    /// Appends `row` after checking it, each cell read once and its bytes copied, no `String`
+    /// Appends the row `source` is on after checking it, each cell read once and its bytes copied, no `String`
     /// or `Data` made. A row with a cell its attribute does not admit, or text that is not valid
     /// UTF-8, is read again as values and checked by ``EntitySchema/checkRow(_:)``: text is then
     /// repaired as a `String` repairs it (both ways store the same bytes), and any other
     /// mismatch throws its precise error.
     /// - Throws: ``StrataError`` naming the entity, attribute and object; the batch is as before.
     /// - Precondition: the batch is not full.
-    func append(_ row: some CellSource & RowSource) throws {
+    func append(_ source: some CellSource & RowSource) throws {
         precondition(count < capacity, "a row appended to a full batch")
-        let rowStart = bytesUsed
+        // The bytes are appended to a copy of `bytes` (a pointer and two counts), written back
+        // once per row — and before a row is taken the slow way, since an append may have moved
+        // them: an inout access to the property per cell cost ~110 instructions a row in
+        // exclusivity checks.
+        var arena = bytes
+        let rowStart = arena.used, row = count
         for attribute in admitted.indices {
-            let index = attribute * capacity + count
-            let tag: UInt8
-            switch row.cell(at: attribute) {
-            case .null:
-                (tag, payloads[index], lengths[index]) = (CellTag.null, 0, 0)
-            case .integer(let integer):
-                (tag, payloads[index], lengths[index]) = (CellTag.integer, UInt64(bitPattern: integer), 0)
-            case .real(let real):
-                (tag, payloads[index], lengths[index]) = (CellTag.real, real.bitPattern, 0)
+            let index = attribute * capacity + row
+            let cell: (tag: UInt8, payload: UInt64, length: UInt32)
+            switch source.cell(at: attribute) {
+            case .null: cell = (CellTag.null, 0, 0)
+            case .integer(let integer): cell = (CellTag.integer, UInt64(bitPattern: integer), 0)
+            case .real(let real): cell = (CellTag.real, real.bitPattern, 0)
             case .text(let text):
-                guard Self.isValidUTF8(text) else { return try appendChecked(row, bytesFrom: rowStart) }
-                tag = CellTag.text
-                (payloads[index], lengths[index]) = appendBytes(text)
-            case .blob(let blob):
-                tag = CellTag.blob
-                (payloads[index], lengths[index]) = appendBytes(blob)
+                guard Self.isValidUTF8(text) else {
+                    bytes = arena
+                    return try appendChecked(source, bytesFrom: rowStart)
+                }
+                cell = Column.cell(CellTag.text, text, arena: &arena)
+            case .blob(let blob): cell = Column.cell(CellTag.blob, blob, arena: &arena)
             }
-            guard admitted[attribute] & 1 << tag != 0 else { return try appendChecked(row, bytesFrom: rowStart) }
-            tags[index] = tag
+            guard admitted[attribute] & 1 << cell.tag != 0 else {
+                bytes = arena
+                return try appendChecked(source, bytesFrom: rowStart)
+            }
+            (tags[index], payloads[index], lengths[index]) = cell
         }
-        count += 1
+        bytes = arena
+        count = row + 1
     }
 
     /// ``append(_:)`` through values, after dropping the bytes the row's cells wrote from `start` on.
     private func appendChecked(_ row: some RowSource, bytesFrom start: Int) throws {
-        bytesUsed = start
+        bytes.used = start
         let values = admitted.indices.map(row.value(at:))
         try schema.checkRow(values)
         for (attribute, value) in values.enumerated() {
             let index = attribute * capacity + count
-            switch value {
-            case .null: (tags[index], payloads[index], lengths[index]) = (CellTag.null, 0, 0)
-            case .integer(let integer): (tags[index], payloads[index], lengths[index]) = (CellTag.integer, UInt64(bitPattern: integer), 0)
-            case .real(let real): (tags[index], payloads[index], lengths[index]) = (CellTag.real, real.bitPattern, 0)
-            case .text(var text):
-                // The UTF-8 bytes themselves (NUL included), not a C string.
-                tags[index] = CellTag.text
-                (payloads[index], lengths[index]) = text.withUTF8 { appendBytes(UnsafeRawBufferPointer($0)) }
-            case .blob(let data):
-                tags[index] = CellTag.blob
-                (payloads[index], lengths[index]) = data.withUnsafeBytes { appendBytes($0) }
-            }
+            (tags[index], payloads[index], lengths[index]) = Column.cell(value, arena: &bytes)
         }
         count += 1
     }
 
-    /// Copies `source` after the bytes held and returns its cell's payload and length.
-    private func appendBytes(_ source: UnsafeRawBufferPointer) -> (UInt64, UInt32) {
-        guard let length = UInt32(exactly: source.count) else {
-            preconditionFailure("a value has \(source.count) bytes; a cell holds at most 4 GiB")
+    /// A batch's text and blob bytes: raw memory, grown by moving when a row needs more room; a
+    /// payload is an offset from `start`.
+    private struct Bytes: CellArena {
+        private(set) var start: UnsafeMutableRawPointer
+        private var capacity: Int
+        var used = 0
+
+        init(capacity: Int) {
+            self.capacity = max(capacity, 1)
+            start = .allocate(byteCount: self.capacity, alignment: 8)
         }
-        let offset = bytesUsed
-        if offset + source.count > bytesCapacity {
-            let grown = max(bytesCapacity * 2, offset + source.count)
-            let moved = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 8)
-            moved.copyMemory(from: bytes, byteCount: offset)
-            bytes.deallocate()
-            (bytes, bytesCapacity) = (moved, grown)
+
+        func deallocate() { start.deallocate() }
+
+        func withCellBytes<R>(_ payload: UInt64, count: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+            try body(UnsafeRawBufferPointer(start: start + Int(truncatingIfNeeded: payload), count: count))
         }
-        if let start = source.baseAddress { (bytes + offset).copyMemory(from: start, byteCount: source.count) }
-        bytesUsed = offset + source.count
-        return (UInt64(offset), length)
+
+        mutating func appendCell(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+            let offset = used
+            if offset + bytes.count > capacity {
+                let grown = max(capacity * 2, offset + bytes.count)
+                let moved = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 8)
+                moved.copyMemory(from: start, byteCount: offset)
+                start.deallocate()
+                (start, capacity) = (moved, grown)
+            }
+            if let source = bytes.baseAddress { (start + offset).copyMemory(from: source, byteCount: bytes.count) }
+            used = offset + bytes.count
+            return UInt64(offset)
+        }
     }
 
     /// Whether `bytes` are valid UTF-8 (ASCII checked a word at a time first).

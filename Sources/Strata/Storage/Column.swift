@@ -141,21 +141,6 @@ struct Column: Sendable {
         lengths.append(length)
     }
 
-    /// Appends a cell holding `cell`, its bytes copied into `arena`: no `String` or `Data` made.
-    mutating func append(_ cell: RawCell, arena: inout some CellArena) {
-        let (tag, payload, length): (UInt8, UInt64, UInt32)
-        switch cell {
-        case .null: (tag, payload, length) = (CellTag.null, 0, 0)
-        case .integer(let integer): (tag, payload, length) = (CellTag.integer, UInt64(bitPattern: integer), 0)
-        case .real(let real): (tag, payload, length) = (CellTag.real, real.bitPattern, 0)
-        case .text(let bytes): (tag, payload, length) = Self.cell(CellTag.text, bytes, arena: &arena)
-        case .blob(let bytes): (tag, payload, length) = Self.cell(CellTag.blob, bytes, arena: &arena)
-        }
-        tags.append(tag)
-        payloads.append(payload)
-        lengths.append(length)
-    }
-
     /// Appends the cells given part by part, as a column keeps them (``CellBatch/cells(of:)``),
     /// their text and blob payloads moved by `base` (where their bytes now start in the arena).
     mutating func append(tags: UnsafeBufferPointer<UInt8>, payloads: UnsafeBufferPointer<UInt64>,
@@ -271,7 +256,7 @@ struct Column: Sendable {
     }
 
     /// A text or blob cell holding `bytes`, appended to `arena`.
-    private static func cell(_ tag: UInt8, _ bytes: UnsafeRawBufferPointer, arena: inout some CellArena) -> (UInt8, UInt64, UInt32) {
+    static func cell(_ tag: UInt8, _ bytes: UnsafeRawBufferPointer, arena: inout some CellArena) -> (UInt8, UInt64, UInt32) {
         guard let length = UInt32(exactly: bytes.count) else {
             preconditionFailure("a value has \(bytes.count) bytes; a cell holds at most 4 GiB")
         }

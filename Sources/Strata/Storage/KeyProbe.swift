@@ -14,17 +14,6 @@ struct KeyProbe {
         self.bytes = bytes
     }
 
-    /// A probe for a statement's cell.
-    init(_ cell: RawCell) {
-        switch cell {
-        case .null: self.init(tag: CellTag.null, payload: 0)
-        case .integer(let integer): self.init(tag: CellTag.integer, payload: UInt64(bitPattern: integer))
-        case .real(let real): self.init(tag: CellTag.real, payload: real.bitPattern)
-        case .text(let bytes): self.init(tag: CellTag.text, payload: 0, bytes: bytes)
-        case .blob(let bytes): self.init(tag: CellTag.blob, payload: 0, bytes: bytes)
-        }
-    }
-
     /// Calls `body` with a probe for `value`, whose bytes are valid only inside `body`.
     static func with<T>(_ value: DatabaseValue, _ body: (KeyProbe) throws -> T) rethrows -> T {
         switch value {
