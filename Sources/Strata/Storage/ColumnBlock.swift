@@ -103,11 +103,13 @@ struct ColumnBlock: Sendable {
         count += 1
     }
 
-    /// Appends the rows of `batch` (checked as it took them) and indexes their keys: a
-    /// statement's rows as a fetch takes them, a batch at a time (``CellBatch``).
+    /// Moves the rows of `batch` (checked as it took them) into the block, leaving the batch
+    /// empty to fill again, and indexes their keys: a statement's rows as a fetch takes them, a
+    /// batch at a time (``CellBatch``).
     /// - Throws: ``StrataError`` when a row's key is held already — by a row of this block or
     ///   an earlier row of the batch. The block is then thrown away: the batch's rows are in it.
     mutating func append(_ batch: CellBatch) throws {
+        defer { batch.removeAll() }
         let first = count, base = UInt64(arena.count)
         for attribute in columns.indices {
             let cells = batch.cells(of: attribute)

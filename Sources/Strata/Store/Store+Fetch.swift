@@ -114,7 +114,6 @@ extension Store {
                     handOff = HandOff(state: block, spares: [CellBatch(schema: schema, capacity: fetchBatchRows),
                                                              CellBatch(schema: schema, capacity: fetchBatchRows)]) { block, batch in
                         try block.append(batch)
-                        batch.removeAll()
                     }
                     block = ColumnBlock(schema: schema)   // the consumer's now: not kept here as well
                 }
@@ -122,7 +121,6 @@ extension Store {
                     batch = try handOff.pass(batch)
                 } else {
                     try block.append(batch)
-                    batch.removeAll()
                 }
             }
             if let handOff { return try handOff.finish(batch) }
