@@ -39,11 +39,11 @@ struct SortedIndex: Sendable {
     }
 
     /// The index over every row of `block` (slots are row numbers): a block a snapshot archived
-    /// in this order is sorted in one pass.
+    /// in this order is checked in one pass (``RowOrder/holdsInOrder(_:)``), not sorted.
     static func built(over block: ColumnBlock, schema: EntitySchema) throws -> SortedIndex? {
         guard var index = try SortedIndex(schema: schema) else { return nil }
-        // The sort finds runs, so rows already in order cost one comparison each.
-        index.slots = block.order(by: index.order).sorted(Array(0..<block.count))
+        let order = block.order(by: index.order)
+        index.slots = order.holdsInOrder(block.count) ? Array(0..<block.count) : order.sorted(Array(0..<block.count))
         index.rank()
         return index
     }

@@ -10,12 +10,22 @@ enum SnapshotArchive {
     static let objectsInFirstChunk = 1_000
 
     /// A fingerprint of one entity's schema (its attributes, columns, types, indexes, and the
-    /// order its objects are archived in: ``Entity/snapshotOrder``).
+    /// order its objects are archived in: ``Entity/snapshotOrder``): of its JSON encoding, made
+    /// once per schema in a process (``fingerprints``).
     static func fingerprint(_ schema: EntitySchema) -> UInt64 {
+        if let known = fingerprints.withLock({ $0[schema] }) { return known }
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        return Fingerprint.of((try? encoder.encode(schema)) ?? Data())
+        let fingerprint = Fingerprint.of((try? encoder.encode(schema)) ?? Data())
+        fingerprints.withLock { $0[schema] = fingerprint }
+        return fingerprint
     }
+
+    /// The fingerprints made so far, by schema. A warm start checks each entity's fingerprint
+    /// against its first chunk, then its whole archive; encoding the schema each time had cost
+    /// a fresh process ~2 ms before the archive's load could start. Holds the few schemas a
+    /// process registers (and those a tool reads from stores).
+    private static let fingerprints = Locked([EntitySchema: UInt64]())
 
     /// A fingerprint of every registered entity's schema.
     static func fingerprint(_ schemas: [EntitySchema]) -> UInt64 {

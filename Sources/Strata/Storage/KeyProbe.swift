@@ -57,11 +57,16 @@ struct KeyProbe {
                 offset += 8
             }
             var tail: UInt64 = 0
-            var shift: UInt64 = 0
-            while offset < count {
-                tail |= UInt64(bytes[offset]) << shift
-                shift += 8
-                offset += 1
+            if offset < count, count >= 8 {
+                // The last 8 bytes, overlapping words already mixed: one load, not a byte at a time.
+                tail = bytes.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+            } else {
+                var shift: UInt64 = 0
+                while offset < count {
+                    tail |= UInt64(bytes[offset]) << shift
+                    shift += 8
+                    offset += 1
+                }
             }
             state = Self.mix(state ^ tail, 0xD6E8_FEB8_6659_FD93 ^ UInt64(count))
         case CellTag.real:

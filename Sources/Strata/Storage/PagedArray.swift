@@ -246,7 +246,7 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
     /// ``disjointWriter()``: the pages it holds are its array's own (no copy shares them, so
     /// nobody reads them meanwhile), and its users write disjoint element ranges, so no element
     /// is written by two threads or read while written. Its users must be joined (as
-    /// `DispatchQueue.concurrentPerform` joins its iterations) before the array is used again.
+    /// ``Parallel/forEach(_:threads:_:)`` joins its threads) before the array is used again.
     struct DisjointWriter: Sendable {
         fileprivate let pages: [PagedArrayPage]
         let count: Int

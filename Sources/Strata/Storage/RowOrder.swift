@@ -16,6 +16,23 @@ struct RowOrder<Arena: CellBytes> {
     /// The rows `rows` (slots, or a block's row numbers) in this order.
     func sorted(_ rows: [Int]) -> [Int] { rows.sorted { precedes($0, $1) } }
 
+    /// Whether rows `0..<count` (a block's rows, or a table's first slots) already come in this
+    /// order, each before the next: what a snapshot archived in this order holds, checked in one
+    /// pass instead of sorted. Where the first sort attribute's cells are all integers or all
+    /// reals (a date, a count), neighbours are compared a page at a time, and
+    /// ``precedes(_:_:)`` is asked only of those that tie there: the generic comparison cost
+    /// ~110 instructions a row, 11 ms of a warm start's 100,000 articles under callgrind.
+    func holdsInOrder(_ count: Int) -> Bool {
+        guard count > 1 else { return true }
+        if let first = sort.first,
+           let inOrder = columns[first.position].numbersInOrder(count, ascending: first.ascending,
+                                                                 tie: { precedes($0 - 1, $0) }) {
+            return inOrder
+        }
+        for row in 1..<count where !precedes(row - 1, row) { return false }
+        return true
+    }
+
     /// Whether the row in slot `a` comes before the row in slot `b`.
     func precedes(_ a: Int, _ b: Int) -> Bool {
         var index = 0
@@ -82,6 +99,46 @@ extension Column {
             return xCount == yCount ? 0 : (xCount < yCount ? -1 : 1)
         }
         return Self.rank(left) - Self.rank(right)
+    }
+
+    /// Whether cells `0..<count` — nil unless every one is an integer, or every one a real —
+    /// never decrease (`ascending`) or never increase along the rows, read a page at a time;
+    /// `tie(row)` says whether row `row`, equal here to the row before it, is in order (by the
+    /// next attributes).
+    func numbersInOrder(_ count: Int, ascending: Bool, tie: (Int) -> Bool) -> Bool? {
+        guard count <= tags.count, count > 0 else { return nil }
+        let tag = tags[0]
+        guard tag == CellTag.integer || tag == CellTag.real else { return nil }
+        var uniform = true, seen = 0
+        tags.forEachPart { part in
+            let part = UnsafeBufferPointer(rebasing: part.prefix(count - seen))
+            seen += part.count
+            if uniform { uniform = !part.contains { $0 != tag } }
+        }
+        guard uniform else { return nil }
+        var inOrder = true, row = 0, previous = payloads[0]
+        payloads.forEachPart { part in
+            guard inOrder else { return }
+            for payload in part.prefix(count - row) {
+                if row > 0 {
+                    let order: Int
+                    if tag == CellTag.integer {
+                        let x = Int64(bitPattern: previous), y = Int64(bitPattern: payload)
+                        order = x < y ? -1 : (x == y ? 0 : 1)
+                    } else {
+                        let x = Double(bitPattern: previous), y = Double(bitPattern: payload)
+                        order = x < y ? -1 : (x == y ? 0 : 1)
+                    }
+                    if order == 0 ? !tie(row) : (order < 0) != ascending {
+                        inOrder = false
+                        return
+                    }
+                }
+                previous = payload
+                row += 1
+            }
+        }
+        return inOrder
     }
 
     /// A storage class's place in SQL's order: NULL, numbers, text, blobs.

@@ -2,22 +2,26 @@ import Foundation
 
 /// Work spread over every core, each thread taking the next piece not yet taken.
 ///
-/// The calling thread takes part (`DispatchQueue.concurrentPerform`), so no piece waits for a
-/// thread to be woken, and a long piece or a thread the scheduler holds back does not hold the
-/// others at the join. Indexing a warm start's archive as child tasks of a task group ran the
-/// jobs one after another more often than not: the keys (1.7 ms), then the `(feedID, isRead)`
-/// index (1.3 ms), then the sorted index (0.9 ms), while the second cooperative thread woke
-/// 0.7–1.5 ms late or not at all. Blocks the caller until every piece has run: call it from a
-/// detached task or a thread of its own, never from the main actor.
+/// The calling thread takes part, so no piece waits for a thread to be woken, and a long piece
+/// or a thread the scheduler holds back does not hold the others at the join. The other threads
+/// are started for the call (a `Thread` each, ~50 µs), not taken from libdispatch's pool: in a
+/// fresh process the pool's second thread (`DispatchQueue.concurrentPerform`) joined a warm
+/// start's load 3–4 ms late in two of four `perf` runs, a core idle meanwhile. (Indexing a warm
+/// start's archive as child tasks of a task group had run the jobs one after another more often
+/// than not, the second cooperative thread waking 0.7–1.5 ms late or not at all.) Blocks the
+/// caller until every piece has run: call it from a detached task or a thread of its own, never
+/// from the main actor.
 enum Parallel {
     /// Calls `body` once for each index below `count`, in increasing order of taking, on up to
     /// `threads` threads at once (fewer when there are fewer indexes), with the number of the
     /// thread taking it (below `threads`, so that each may keep scratch memory of its own). When
     /// `body` returns false no index is handed out any more; those already taken still finish,
     /// so every index below the one that stopped has run.
-    static func forEach(_ count: Int, threads: Int, _ body: @Sendable (_ thread: Int, _ index: Int) -> Bool) {
+    static func forEach(_ count: Int, threads: Int, _ body: @escaping @Sendable (_ thread: Int, _ index: Int) -> Bool) {
+        let width = min(count, max(1, threads))
+        guard width > 0 else { return }
         let next = Locked(0)
-        DispatchQueue.concurrentPerform(iterations: min(count, max(1, threads))) { thread in
+        let work: @Sendable (Int) -> Void = { thread in
             while true {
                 let index = next.withLock { taken in
                     defer { taken += 1 }
@@ -30,6 +34,17 @@ enum Parallel {
                 }
             }
         }
+        let done = DispatchSemaphore(value: 0)
+        for thread in 1..<width {
+            let helper = Thread {
+                work(thread)
+                done.signal()
+            }
+            helper.name = "strata.parallel"
+            helper.start()
+        }
+        work(0)
+        for _ in 1..<width { done.wait() }
     }
 
     /// One thread per core.

@@ -18,6 +18,25 @@ private struct ArchivedRow: Entity {
 @Suite struct ColumnBlockArchiveTests {
     private let schema = try! SchemaRegistry([ArchivedRow.self]).schema(for: ArchivedRow.self)
 
+    /// A schema's fingerprint is made once a process and remembered: asked again, the schema gets
+    /// the one its JSON encoding gives; a schema changed in any recorded part gets another.
+    @Test func aSchemaKeepsItsFingerprintAndAChangedOneGetsAnother() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let expected = Fingerprint.of(try encoder.encode(schema))
+        #expect(SnapshotArchive.fingerprint(schema) == expected)
+        #expect(SnapshotArchive.fingerprint(schema) == expected)
+        var bumped = schema
+        bumped.archiveVersion += 1
+        var optional = schema
+        optional.attributes[1].isOptional.toggle()
+        var indexed = schema
+        indexed.indexes.append(EntityIndex(["count"]))
+        let changed = [bumped, optional, indexed].map(SnapshotArchive.fingerprint)
+        #expect(Set(changed + [expected]).count == 4)
+        #expect(SnapshotArchive.fingerprint(schema) == expected)
+    }
+
     private func sampleBlock() throws -> ColumnBlock {
         var block = ColumnBlock(schema: schema)
         for index in 0..<50 {

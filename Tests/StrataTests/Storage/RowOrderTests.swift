@@ -56,4 +56,48 @@ import Testing
             #expect(rows.boundary(of: slot, in: kept, from: start) == linear, "seed \(seed): slot \(slot) from \(start)")
         }
     }
+
+    /// Rows sorted newest first (many dates tied, so the key decides), then left as they are or
+    /// disturbed by one swap — of any two rows, or of two tied ones: `holdsInOrder` answers what
+    /// comparing each row with the next answers, and says "in order" exactly when nothing was
+    /// swapped. Dates all integers or all reals take the page-at-a-time path; mixed, the
+    /// comparison's.
+    @Test(arguments: ["integers", "reals", "mixed"])
+    func rowsInOrderAreToldFromRowsOneSwapDisturbs(dates: String) throws {
+        var (random, seed) = SeededRandom.forTest("rowsInOrderAreToldFromRowsOneSwapDisturbs-\(dates)")
+        let schema = try SchemaRegistry([ListedArticle.self]).schema(for: ListedArticle.self)
+        let published = try #require(schema.position(of: "published"))
+        for trial in 0..<60 {
+            // Past 4,096 rows now and then, so that the dates span pages.
+            let count = trial % 10 == 9 ? 4_200 + random.next(300) : 2 + random.next(300)
+            var rows: [[DatabaseValue]] = (0..<count).map { key in
+                let date = random.next(20)
+                let value: DatabaseValue = switch dates {
+                case "integers": .integer(Int64(date))
+                case "reals": .real(Double(date) + 0.5)
+                default: random.next(2) == 0 ? .integer(Int64(date)) : .real(Double(date))
+                }
+                return [.text("k-\(key)"), .integer(1), value, .integer(0)]
+            }
+            let table = ColumnTable(schema: schema)
+            for row in rows { _ = table.upsert(row, version: 1) }
+            let reference = table.order(by: [(published, false)])
+            rows = table.liveSlots.sorted(by: reference.precedes).map { slot in (0..<4).map { table.value(at: slot, $0) } }
+            let swap = trial % 3
+            if swap > 0 {
+                // Any two rows, or two neighbours with one date (the key then decides).
+                let ties = (1..<count).filter { DatabaseValue.compare(rows[$0 - 1][published], rows[$0][published]) == 0 }
+                let (a, b) = swap == 2 && !ties.isEmpty
+                    ? { let at = ties[random.next(ties.count)]; return (at - 1, at) }()
+                    : (random.next(count - 1), count - 1)
+                rows.swapAt(a, b)
+            }
+            var block = ColumnBlock(schema: schema)
+            for row in rows { try block.append(row) }
+            let order = block.order(by: [(published, false)])
+            let oneByOne = (1..<count).allSatisfy { order.precedes($0 - 1, $0) }
+            #expect(order.holdsInOrder(count) == oneByOne, "seed \(seed), trial \(trial)")
+            #expect(oneByOne == (swap == 0), "seed \(seed), trial \(trial): the swap left the rows in order")
+        }
+    }
 }
