@@ -158,10 +158,18 @@ struct Column: Sendable {
 
     /// Appends `count` cells left unwritten, for a ``DisjointWriter`` to fill
     /// (``PagedArray/appendUnwritten(_:)``).
-    mutating func appendUnwritten(_ count: Int) {
-        tags.appendUnwritten(count)
-        payloads.appendUnwritten(count)
-        lengths.appendUnwritten(count)
+    mutating func appendUnwritten(_ count: Int, carvingFrom shared: SlabMemory? = nil) {
+        tags.appendUnwritten(count, carvingFrom: shared)
+        payloads.appendUnwritten(count, carvingFrom: shared)
+        lengths.appendUnwritten(count, carvingFrom: shared)
+    }
+
+    /// The most bytes ``appendUnwritten(_:carvingFrom:)`` carves for `count` cells appended to
+    /// an empty column: whole pages of a tag, a payload and a length each, and alignment.
+    static func unwrittenBytes(_ count: Int) -> Int {
+        let pages = (count + pagedArrayPageCapacity - 1) >> pagedArrayPageShift
+        return pages * pagedArrayPageCapacity * (MemoryLayout<UInt8>.stride + MemoryLayout<UInt64>.stride
+            + MemoryLayout<UInt32>.stride) + 2 * MemoryLayout<UInt64>.alignment
     }
 
     /// A writer of this column's cells that several threads may use at once, each writing cells

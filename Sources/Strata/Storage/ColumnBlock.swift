@@ -129,7 +129,10 @@ struct ColumnBlock: Sendable {
     mutating func appendUnwritten<R>(rows: Int, arenaBytes: Int,
                                      _ body: ([Column.DisjointWriter], UnsafeMutableRawBufferPointer) -> R) -> R {
         precondition(arena.isEmpty, "unwritten arena bytes appended to a block that holds some")
-        for attribute in columns.indices { columns[attribute].appendUnwritten(rows) }
+        // The columns' new pages carved from one allocation in huge pages, when it spans one.
+        let cellBytes = columns.count * Column.unwrittenBytes(rows)
+        let shared = count == 0 && cellBytes >= FreshMemory.hugePageSize ? SlabMemory(byteCount: cellBytes) : nil
+        for attribute in columns.indices { columns[attribute].appendUnwritten(rows, carvingFrom: shared) }
         let writers = columns.indices.map { columns[$0].disjointWriter() }
         // Left uninitialized, so that the memory is first touched by the writers, in parallel.
         arena = [UInt8](unsafeUninitializedCapacity: arenaBytes) { _, initialized in initialized = arenaBytes }

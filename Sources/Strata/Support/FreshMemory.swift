@@ -48,13 +48,14 @@ enum FreshMemory {
         #endif
     }
 
+    /// The size of a transparent huge page (2 MiB on x86-64 and on arm64 with 4 KiB pages).
+    static let hugePageSize = 2 << 20
+
     #if os(Linux)
     /// `MADV_POPULATE_WRITE` (linux/mman.h), which Glibc's Swift overlay may not import.
     private static let populateWrite: Int32 = 23
     /// `MADV_HUGEPAGE` (linux/mman.h).
     private static let hugePage: Int32 = 14
-    /// The size of a transparent huge page (2 MiB on x86-64 and on arm64 with 4 KiB pages).
-    static let hugePageSize = 2 << 20
     private static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
     #endif
 }

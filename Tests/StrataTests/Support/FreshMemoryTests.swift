@@ -4,10 +4,18 @@ import Glibc
 @testable import Strata
 import Testing
 
+/// Three columns of integers, for a block a load fills.
+private struct Tally: Entity {
+    var id: Int64
+    var seen: Int64
+    var kept: Int64
+}
+
 /// `FreshMemory.populate` faults a range's whole pages in and changes no byte: a load calls it
 /// on arena space another thread may be writing next to. `preferHugePages` advises only the
 /// whole huge pages inside a range, changes no byte, and — where the kernel's transparent huge
-/// pages are not off — makes a populated range huge pages.
+/// pages are not off — makes a populated range huge pages; a block a load fills gets its
+/// columns' pages that way.
 @Suite struct FreshMemoryTests {
     private let page = Int(sysconf(Int32(_SC_PAGESIZE)))
 
@@ -83,6 +91,48 @@ import Testing
         // every time here, and a machine without them shows it in the line above.
         #expect(mode.contains("[never]") || mode.isEmpty || hugeKiB >= huge / 1024,
                 "the advised, populated range is not in huge pages")
+    }
+
+    /// A block a load fills with 60,000 rows (2.4 MB of cells) carves every column's new pages
+    /// from one allocation (`SlabMemory`, advised into huge pages): the pages after each array's
+    /// first — every column's tags, payloads and lengths — lie one after the other, each where
+    /// the previous end (no allocation's header between them), and the cells written through the
+    /// writers read back.
+    @Test func aLoadedBlocksColumnsAreCarvedFromOneAllocation() throws {
+        let schema = try SchemaRegistry([Tally.self]).schema(for: Tally.self)
+        let rows = 60_000
+        var block = ColumnBlock(schema: schema)
+        block.appendUnwritten(rows: rows, arenaBytes: 0) { writers, _ in
+            let tags = [UInt8](repeating: CellTag.integer, count: rows)
+            for (attribute, writer) in writers.enumerated() {
+                let numbers = (0..<rows).map { Int64($0 * 3 + attribute) }
+                tags.withUnsafeBytes { tags in
+                    numbers.withUnsafeBytes { numbers in
+                        writer.write(tags: tags, numbers: numbers, lengths: UnsafeRawBufferPointer(start: nil, count: 0),
+                                     at: 0, bytesFrom: 0)
+                    }
+                }
+            }
+        }
+        for row in [0, 4_095, 4_096, 33_333, rows - 1] {
+            #expect((0..<3).map { block.value(at: row, $0) } == (0..<3).map { .integer(Int64(row * 3 + $0)) })
+        }
+        // Where each array's second page starts: its first is made on its own, with room for
+        // the first rows; the pages after it come from the slab.
+        func start<T>(_ array: PagedArray<T>) -> UInt {
+            var parts: [UInt] = []
+            array.forEachPart { part in parts.append(UInt(bitPattern: part.baseAddress)) }
+            return parts.count > 1 ? parts[1] : 0
+        }
+        let pages = (rows + PagedArray<UInt8>.pageCapacity - 1) / PagedArray<UInt8>.pageCapacity - 1
+        var expected = start(block.columns[0].tags)
+        for column in block.columns {
+            for (part, stride) in [(start(column.tags), 1), (start(column.payloads), 8), (start(column.lengths), 4)] {
+                expected = (expected + UInt(stride) - 1) & ~UInt(stride - 1)
+                #expect(part == expected, "a column's part is not where the previous one ends")
+                expected = part + UInt(pages * PagedArray<UInt8>.pageCapacity * stride)
+            }
+        }
     }
 }
 #endif
