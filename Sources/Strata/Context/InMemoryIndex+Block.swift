@@ -112,6 +112,9 @@ extension InMemoryIndex where ID == Int {
     private static func denseGroups(_ rows: [Int], column: Column, numbers: NumberClass, previous: [Int32], parents: Int,
                                     into current: inout [Int32]) -> [Int]? {
         guard numbers != .real, !rows.isEmpty else { return nil }
+        if rows.count == column.tags.count, rows.first == 0, rows.last == rows.count - 1 {
+            return denseGroupsOfEveryRow(column: column, previous: previous, parents: parents, into: &current)
+        }
         var low = Int64.max, high = Int64.min
         for row in rows {
             guard column.tags[row] == CellTag.integer else { return nil }
@@ -133,6 +136,52 @@ extension InMemoryIndex where ID == Int {
                 firstPlaces.append(place)
             }
             current[place] = groupOf[entry]
+        }
+        return firstPlaces
+    }
+
+    /// ``denseGroups(_:column:numbers:previous:parents:into:)`` when the rows are every row of
+    /// `column`, in order (a block's, built over at a warm or cold start): the cells read a page
+    /// at a time.
+    private static func denseGroupsOfEveryRow(column: Column, previous: [Int32], parents: Int,
+                                              into current: inout [Int32]) -> [Int]? {
+        var integers = true
+        column.tags.forEachPart { part in
+            if integers { integers = !part.contains { $0 != CellTag.integer } }
+        }
+        guard integers else { return nil }
+        var low = Int64.max, high = Int64.min
+        column.payloads.forEachPart { part in
+            for payload in part {
+                let value = Int64(bitPattern: payload)
+                low = min(low, value)
+                high = max(high, value)
+            }
+        }
+        let (span, overflow) = high.subtractingReportingOverflow(low)
+        guard !overflow, span < denseTableLimit else { return nil }
+        let width = Int(span) + 1
+        let (entries, tooMany) = parents.multipliedReportingOverflow(by: width)
+        guard !tooMany, entries <= max(denseTableLimit, previous.count) else { return nil }
+        var groupOf = [Int32](repeating: -1, count: entries)
+        var firstPlaces: [Int] = []
+        previous.withUnsafeBufferPointer { previous in
+            current.withUnsafeMutableBufferPointer { current in
+                groupOf.withUnsafeMutableBufferPointer { groupOf in
+                    var place = 0
+                    column.payloads.forEachPart { part in
+                        for payload in part {
+                            let entry = Int(previous[place]) * width + Int(Int64(bitPattern: payload) &- low)
+                            if groupOf[entry] < 0 {
+                                groupOf[entry] = Int32(firstPlaces.count)
+                                firstPlaces.append(place)
+                            }
+                            current[place] = groupOf[entry]
+                            place += 1
+                        }
+                    }
+                }
+            }
         }
         return firstPlaces
     }

@@ -100,6 +100,33 @@ import Testing
     /// The index model tests' cases: the attributes indexed, and the pool of groups.
     nonisolated static let indexCases: [([Int], Int)] = [([1, 4], 0), ([2], 0), ([3, 1], 0), ([1, 4], 1), ([1, 4], 2), ([3, 1], 2)]
 
+    /// Built over a block of several pages of cells (the dense grouping reads them a page at a
+    /// time), an index answers as one built object by object, for every key at every level.
+    @Test(arguments: [([1, 4], 0), ([1, 4], 2), ([4], 0)])
+    func anIndexBuiltOverABlockOfSeveralPagesAnswersAsOneBuiltObjectByObject(positions: [Int], pool: Int) throws {
+        let seed = SeededRandom.seed(for: "anIndexBuiltOverABlockOfSeveralPages \(positions) \(pool)")
+        var random = SeededRandom(seed: seed)
+        let schema = try SchemaRegistry([Note.self]).schema(for: Note.self)
+        var block = ColumnBlock(schema: schema)
+        var inserted = InMemoryIndex<Int>(positions: positions, schema: schema)
+        for id in 0..<9_500 {
+            let row = Self.indexRow(id, groups: Self.indexGroupPools[pool], &random)
+            try block.append(row)
+            inserted.insert(id, row: row)
+        }
+        let built = InMemoryIndex<Int>.built(positions: positions, schema: schema, over: block)
+        let firsts: [DatabaseValue] = positions[0] == 4 ? [.integer(0), .integer(1)] : Self.indexGroupPools[pool]
+        for first in firsts {
+            var equalities: [[Int: DatabaseValue]] = [[positions[0]: first]]
+            if positions.count > 1 { equalities += [.integer(0), .integer(1)].map { [positions[0]: first, positions[1]: $0] } }
+            for equality in equalities {
+                let expected = inserted.candidates(equality).map(Set.init)
+                #expect(built.candidates(equality).map(Set.init) == expected, "seed \(seed): \(equality)")
+                #expect(built.candidates(equality)?.count == expected?.count, "seed \(seed): listed once each")
+            }
+        }
+    }
+
     /// An index built over a block (grouping key cells by their bytes, postings listed in arrays)
     /// answers as one built object by object — numbers normalized to the attribute's class, NULL
     /// and text keys, several levels — and keeps doing so after random insertions and removals,
