@@ -132,6 +132,22 @@ extension ColumnBlock {
         }
     }
 
+    /// Whether every byte of `bytes` is `byte`: read 8 bytes at a time, so that a column of one
+    /// storage class is checked at a fraction of a branch per cell.
+    static func everyByte(of bytes: UnsafeRawBufferPointer, is byte: UInt8) -> Bool {
+        let word = UInt64(byte) &* 0x0101_0101_0101_0101
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            guard bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self) == word else { return false }
+            offset += 8
+        }
+        while offset < bytes.count {
+            guard bytes[offset] == byte else { return false }
+            offset += 1
+        }
+        return true
+    }
+
     /// One attribute's cells in a chunk's bytes, read in place (unaligned).
     struct ArchivedColumn {
         let tags: UnsafeRawBufferPointer
@@ -161,13 +177,18 @@ extension ColumnBlock {
             // The tags the attribute reads, one bit each.
             let admitted = attribute.admittedCellTags.enumerated().reduce(UInt32(0)) { $1.element ? $0 | 1 << $1.offset : $0 }
             var numbers = 0, texts = 0
-            for cell in 0..<count {
-                let tag = tags[cell]
-                guard tag <= CellTag.last, admitted >> tag & 1 == 1 else {
-                    throw .undecodable("\(schema.name).\(attribute.name): object \(cell) of a chunk holds storage class \(tag), "
-                                       + "which a \(attribute.isOptional ? "optional " : "")\(attribute.type.rawValue) attribute cannot read")
+            if let tag = tags.first, tag <= CellTag.last, admitted >> tag & 1 == 1, Self.everyByte(of: tags, is: tag) {
+                // One storage class throughout (most columns): checked a word at a time.
+                if tag >= CellTag.text { texts = count } else if tag != CellTag.null { numbers = count }
+            } else {
+                for cell in 0..<count {
+                    let tag = tags[cell]
+                    guard tag <= CellTag.last, admitted >> tag & 1 == 1 else {
+                        throw .undecodable("\(schema.name).\(attribute.name): object \(cell) of a chunk holds storage class \(tag), "
+                                           + "which a \(attribute.isOptional ? "optional " : "")\(attribute.type.rawValue) attribute cannot read")
+                    }
+                    if tag >= CellTag.text { texts += 1 } else if tag != CellTag.null { numbers += 1 }
                 }
-                if tag >= CellTag.text { texts += 1 } else if tag != CellTag.null { numbers += 1 }
             }
             guard numbers * 8 + texts * 4 <= cells.count - offset else {
                 throw .undecodable("\(schema.name).\(attribute.name): a chunk's cells end before its values")

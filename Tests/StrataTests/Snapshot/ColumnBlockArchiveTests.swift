@@ -18,6 +18,20 @@ private struct ArchivedRow: Entity {
 @Suite struct ColumnBlockArchiveTests {
     private let schema = try! SchemaRegistry([ArchivedRow.self]).schema(for: ArchivedRow.self)
 
+    /// The word-at-a-time check that a column holds one storage class finds a differing tag
+    /// wherever it is — in a whole word or in the tail — at every length up to three words.
+    @Test func aDifferentTagIsFoundAnywhereInAColumn() {
+        for count in 0...24 {
+            let same = [UInt8](repeating: CellTag.text, count: count)
+            #expect(same.withUnsafeBytes { ColumnBlock.everyByte(of: $0, is: CellTag.text) }, "\(count) tags")
+            for place in 0..<count {
+                var tags = same
+                tags[place] = CellTag.null
+                #expect(!tags.withUnsafeBytes { ColumnBlock.everyByte(of: $0, is: CellTag.text) }, "\(count) tags, \(place)")
+            }
+        }
+    }
+
     /// A schema's fingerprint is made once a process and remembered: asked again, the schema gets
     /// the one its JSON encoding gives; a schema changed in any recorded part gets another.
     @Test func aSchemaKeepsItsFingerprintAndAChangedOneGetsAnother() throws {
@@ -170,7 +184,8 @@ private struct ArchivedRow: Entity {
 
     /// Each case breaks one rule of the format and names the words its rejection must say.
     @Test(arguments: [("unknown tag", "storage class 9"), ("NULL where not optional", "storage class 0"),
-                      ("text in an integer attribute", "storage class 3"), ("a byte after the cells", "bytes more than"),
+                      ("text in an integer attribute", "storage class 3"),
+                      ("a whole column of integers in a text attribute", "storage class 1"), ("a byte after the cells", "bytes more than"),
                       ("a length past the arena", "its arena"), ("a length short of the arena", "its arena"),
                       ("cells cut short", "end before"), ("more objects than bytes", "larger than"),
                       ("truncated arena", "its arena"), ("an arena larger than the chunk", "claims an arena")])
@@ -186,6 +201,19 @@ private struct ArchivedRow: Entity {
             bytes[layout[1].tags + 3] = CellTag.null
             bytes.removeSubrange((layout[1].numbers + 3 * 8)..<(layout[1].numbers + 4 * 8))
         case "text in an integer attribute": bytes[layout[1].tags + 3] = CellTag.text
+        case "a whole column of integers in a text attribute":
+            // Every `note` an integer (0), its text bytes taken out of the arena: only the tags
+            // break a rule.
+            func lengths(_ attribute: Int) -> Int {
+                stride(from: layout[attribute].lengths, to: layout[attribute].end, by: 4).reduce(0) { sum, at in
+                    sum + Int(bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: at, as: UInt32.self) })
+                }
+            }
+            let notes = bytes.count - arenaSize + lengths(0), noteBytes = lengths(3)
+            bytes.removeSubrange(notes..<(notes + noteBytes))
+            arenaSize -= noteBytes
+            bytes.replaceSubrange(layout[3].lengths..<layout[3].end, with: [UInt8](repeating: 0, count: 8 * count))
+            for row in 0..<count { bytes[layout[3].tags + row] = CellTag.integer }
         case "a byte after the cells": bytes.insert(0, at: layout[schema.attributes.count - 1].end)
         case "a length past the arena", "a length short of the arena":
             let length = layout[0].lengths + 5 * 4
