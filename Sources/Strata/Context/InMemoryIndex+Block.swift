@@ -122,11 +122,7 @@ extension InMemoryIndex where ID == Int {
             low = min(low, value)
             high = max(high, value)
         }
-        let (span, overflow) = high.subtractingReportingOverflow(low)
-        guard !overflow, span < denseTableLimit else { return nil }
-        let width = Int(span) + 1
-        let (entries, tooMany) = parents.multipliedReportingOverflow(by: width)
-        guard !tooMany, entries <= max(denseTableLimit, rows.count) else { return nil }
+        guard let (width, entries) = denseTable(low: low, high: high, parents: parents, rows: rows.count) else { return nil }
         var groupOf = [Int32](repeating: -1, count: entries)
         var firstPlaces: [Int] = []
         for place in rows.indices {
@@ -138,6 +134,18 @@ extension InMemoryIndex where ID == Int {
             current[place] = groupOf[entry]
         }
         return firstPlaces
+    }
+
+    /// A dense level's table for values from `low` to `high` under `parents` groups of `rows`
+    /// rows: the values' width and the table's entries (one per group and value), or nil when
+    /// the range is too wide for a table.
+    private static func denseTable(low: Int64, high: Int64, parents: Int, rows: Int) -> (width: Int, entries: Int)? {
+        let (span, overflow) = high.subtractingReportingOverflow(low)
+        guard !overflow, span < denseTableLimit else { return nil }
+        let width = Int(span) + 1
+        let (entries, tooMany) = parents.multipliedReportingOverflow(by: width)
+        guard !tooMany, entries <= max(denseTableLimit, rows) else { return nil }
+        return (width, entries)
     }
 
     /// ``denseGroups(_:column:numbers:previous:parents:into:)`` when the rows are every row of
@@ -158,11 +166,9 @@ extension InMemoryIndex where ID == Int {
                 high = max(high, value)
             }
         }
-        let (span, overflow) = high.subtractingReportingOverflow(low)
-        guard !overflow, span < denseTableLimit else { return nil }
-        let width = Int(span) + 1
-        let (entries, tooMany) = parents.multipliedReportingOverflow(by: width)
-        guard !tooMany, entries <= max(denseTableLimit, previous.count) else { return nil }
+        guard let (width, entries) = denseTable(low: low, high: high, parents: parents, rows: previous.count) else {
+            return nil
+        }
         var groupOf = [Int32](repeating: -1, count: entries)
         var firstPlaces: [Int] = []
         previous.withUnsafeBufferPointer { previous in
