@@ -164,11 +164,14 @@ struct Column: Sendable {
         lengths.appendUnwritten(count, carvingFrom: shared)
     }
 
-    /// The most bytes ``appendUnwritten(_:carvingFrom:)`` carves for `count` cells appended to
-    /// an empty column: whole pages of a tag, a payload and a length each, and alignment.
+    /// The bytes ``appendUnwritten(_:carvingFrom:)`` carves for `count` cells appended to an
+    /// empty column: the whole pages after the first (which each array makes on its own,
+    /// ``PagedArray/appendUnwritten(_:carvingFrom:)``) of a tag, a payload and a length each, and
+    /// alignment. Carving more would leave memory that a huge page backs but nothing uses.
     static func unwrittenBytes(_ count: Int) -> Int {
         let pages = (count + pagedArrayPageCapacity - 1) >> pagedArrayPageShift
-        return pages * pagedArrayPageCapacity * (MemoryLayout<UInt8>.stride + MemoryLayout<UInt64>.stride
+        guard pages > 1 else { return 0 }
+        return (pages - 1) * pagedArrayPageCapacity * (MemoryLayout<UInt8>.stride + MemoryLayout<UInt64>.stride
             + MemoryLayout<UInt32>.stride) + 2 * MemoryLayout<UInt64>.alignment
     }
 
