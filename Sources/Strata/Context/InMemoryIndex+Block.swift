@@ -54,10 +54,12 @@ extension InMemoryIndex where ID == Int {
     /// row. A group at one level is a group at the previous level split by one more cell. Groups
     /// are numbered in the order of their first rows, whether a level is grouped by a table
     /// (``denseGroups(_:column:numbers:previous:parents:into:)``) or by hashing.
-    private static func group(_ rows: some RandomAccessCollection<Int>, positions: [Int], numberClasses: [NumberClass],
-                              columns: [Column], arena: some CellBytes,
-                              post: (_ level: Int, _ groups: [[Int]], _ firstRows: [Int]) -> Void) {
-        let rows = Array(rows)
+    private static func group<Rows: RandomAccessCollection<Int>>(
+        _ rows: Rows, positions: [Int], numberClasses: [NumberClass], columns: [Column], arena: some CellBytes,
+        post: (_ level: Int, _ groups: [[Int]], _ firstRows: [Int]) -> Void
+    ) where Rows.Index == Int {
+        // Rows are read by their place (a block's every row stays a range, not an array made of it).
+        precondition(rows.startIndex == 0, "rows to group are numbered from 0")
         // Per row (by its place in `rows`), its group at the previous level; level 0 has one group.
         var previous = [Int32](repeating: 0, count: rows.count)
         var current = [Int32](repeating: 0, count: rows.count)
@@ -109,8 +111,9 @@ extension InMemoryIndex where ID == Int {
     /// smallest. Sets `current` per place and returns each group's first place, as the hashed
     /// path does; nil, changing nothing, when the level does not qualify (a text, real or NULL
     /// cell; numbers of a REAL attribute, which key as reals; a wide range).
-    private static func denseGroups(_ rows: [Int], column: Column, numbers: NumberClass, previous: [Int32], parents: Int,
-                                    into current: inout [Int32]) -> [Int]? {
+    private static func denseGroups<Rows: RandomAccessCollection<Int>>(
+        _ rows: Rows, column: Column, numbers: NumberClass, previous: [Int32], parents: Int, into current: inout [Int32]
+    ) -> [Int]? where Rows.Index == Int {
         guard numbers != .real, !rows.isEmpty else { return nil }
         if rows.count == column.tags.count, rows.first == 0, rows.last == rows.count - 1 {
             return denseGroupsOfEveryRow(column: column, previous: previous, parents: parents, into: &current)
@@ -196,16 +199,29 @@ extension InMemoryIndex where ID == Int {
     /// counting sort into `scratch` (room for `rows.count`, reused level after level). Sorted into
     /// a fresh array and then copied out a slice per group, every row was written to fresh memory
     /// twice: 1.6 MB a level at 100,000 rows.
-    private static func grouped(_ rows: [Int], groupOf: [Int32], groups: Int,
-                                scratch: UnsafeMutableBufferPointer<Int>) -> [[Int]] {
+    private static func grouped<Rows: RandomAccessCollection<Int>>(
+        _ rows: Rows, groupOf: [Int32], groups: Int, scratch: UnsafeMutableBufferPointer<Int>
+    ) -> [[Int]] where Rows.Index == Int {
+        precondition(groupOf.count == rows.count && rows.count <= scratch.count, "rows to group, their groups and the room")
         var ends = [Int](repeating: 0, count: groups + 1)
-        for group in groupOf { ends[Int(group) + 1] += 1 }
+        ends.withUnsafeMutableBufferPointer { ends in
+            groupOf.withUnsafeBufferPointer { groupOf in
+                for group in groupOf {
+                    precondition(UInt32(bitPattern: group) < UInt32(groups), "row in group \(group) of \(groups)")
+                    ends[Int(group) &+ 1] &+= 1
+                }
+            }
+        }
         for group in 0..<groups { ends[group + 1] += ends[group] }
         var next = ends
         next.withUnsafeMutableBufferPointer { next in
-            for (place, group) in groupOf.enumerated() {
-                scratch[next[Int(group)]] = rows[place]
-                next[Int(group)] += 1
+            groupOf.withUnsafeBufferPointer { groupOf in
+                // Every group number was checked above, and `next` stays within its group's room.
+                for place in 0..<groupOf.count {
+                    let group = Int(groupOf[place])
+                    scratch[next[group]] = rows[place]
+                    next[group] &+= 1
+                }
             }
         }
         return (0..<groups).map { Array(scratch[ends[$0]..<ends[$0 + 1]]) }

@@ -152,17 +152,20 @@ struct ColumnBlock: Sendable {
     private mutating func indexKeys(of rows: Range<Int>) throws {
         var index = keyIndex
         keyIndex = KeyHash()   // so that `index` is the buckets' only owner, and writes them in place
-        index.reserveCapacity(rows.upperBound)
         let keys = columns[schema.primaryKeyIndex]
         let duplicate: Int? = arena.withUnsafeBytes { arena in
-            for row in rows {
-                let probe = keys.probe(at: row, arena: arena)
-                let hash = probe.hash
-                let (held, bucket) = index.locate(hash) { keys.holds(probe, at: $0, arena: arena) }
-                if held != nil { return row }
-                index.insert(hash, slot: row, at: bucket)
+            index.fill(adding: rows.count) { filler in
+                var duplicate: Int?
+                keys.forEachProbe(in: rows, arena: arena) { row, probe in
+                    guard filler.insert(probe.hash, slot: row, unlessHeld: { keys.holds(probe, at: $0, arena: arena) }) == nil
+                    else {
+                        duplicate = row
+                        return false
+                    }
+                    return true
+                }
+                return duplicate
             }
-            return nil
         }
         keyIndex = index
         if let duplicate { throw duplicateKey(key(at: duplicate)) }

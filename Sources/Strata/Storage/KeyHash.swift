@@ -65,6 +65,50 @@ struct KeyHash: Sendable {
         count += 1
     }
 
+    /// Adds up to `keys` keys in one pass (a block's every row at a warm start): `body` is given a
+    /// ``Filler`` that stores each key's slot in place, with one check of the table's room for
+    /// them all instead of one per key.
+    mutating func fill<R>(adding keys: Int, _ body: (inout Filler) throws -> R) rethrows -> R {
+        reserveCapacity(count + keys)
+        var table = buckets
+        buckets = []   // so that `table` is the buckets' only owner, and is written in place
+        defer { buckets = table }
+        return try table.withUnsafeMutableBufferPointer { table in
+            var filler = Filler(buckets: table, room: keys)
+            defer { count += filler.added }
+            return try body(&filler)
+        }
+    }
+
+    /// Stores slots in a ``KeyHash``'s buckets during ``fill(adding:_:)``, at most as many as the
+    /// table made room for.
+    struct Filler: ~Copyable {
+        fileprivate let buckets: UnsafeMutableBufferPointer<UInt64>
+        fileprivate let room: Int
+        fileprivate(set) var added = 0
+
+        /// Stores `slot` under `hash`, unless a slot stored under `hash` holds the same key
+        /// (`isKey` accepts it): then nothing is stored and that slot is returned.
+        mutating func insert(_ hash: UInt32, slot: Int, unlessHeld isKey: (Int) -> Bool) -> Int? {
+            precondition(added < room, "a key hash filled with more keys than it made room for")
+            precondition(slot >= 0 && slot < Int(UInt32.max), "slot \(slot) is beyond what a key hash holds")
+            let mask = buckets.count - 1
+            var index = Int(hash) & mask
+            while true {
+                let bucket = buckets[index]
+                if bucket == 0 { break }
+                if UInt32(truncatingIfNeeded: bucket >> 32) == hash {
+                    let held = Int(truncatingIfNeeded: bucket & 0xFFFF_FFFF) - 1
+                    if isKey(held) { return held }
+                }
+                index = (index + 1) & mask
+            }
+            buckets[index] = UInt64(hash) << 32 | UInt64(slot + 1)
+            added += 1
+            return nil
+        }
+    }
+
     /// Removes `slot`, stored under `hash`. Later buckets of its run move back so that no probe
     /// meets a hole before the bucket it is after.
     mutating func remove(_ hash: UInt32, slot: Int) {

@@ -90,12 +90,35 @@ struct KeyProbe {
 }
 
 extension Column {
-    /// The key probe for the cell at `slot`, its bytes borrowed from `arena`.
-    func probe(at slot: Int, arena: UnsafeRawBufferPointer) -> KeyProbe {
-        let tag = tags[slot], payload = payloads[slot]
-        guard tag >= CellTag.text else { return KeyProbe(tag: tag, payload: payload) }
-        let start = Int(truncatingIfNeeded: payload)
-        return KeyProbe(tag: tag, payload: 0, bytes: UnsafeRawBufferPointer(rebasing: arena[start..<start + Int(lengths[slot])]))
+    /// Calls `body` with each slot of `slots` and its cell's key probe, in order, until `body`
+    /// returns false: the cells read a page at a time (``PagedArray/withPart(from:upTo:_:)``),
+    /// as a block's every key is at a warm start.
+    func forEachProbe(in slots: Range<Int>, arena: UnsafeRawBufferPointer, _ body: (Int, KeyProbe) -> Bool) {
+        var start = slots.lowerBound
+        while start < slots.upperBound {
+            let end = Swift.min(slots.upperBound, (start | pagedArrayOffsetMask) + 1)
+            let goOn = tags.withPart(from: start, upTo: end) { tags in
+                payloads.withPart(from: start, upTo: end) { payloads in
+                    lengths.withPart(from: start, upTo: end) { lengths in
+                        for offset in 0..<tags.count {
+                            let tag = tags[offset], payload = payloads[offset]
+                            let probe: KeyProbe
+                            if tag >= CellTag.text {
+                                let first = Int(truncatingIfNeeded: payload), count = Int(lengths[offset])
+                                precondition(first >= 0 && count <= arena.count - first, "a cell's bytes are beyond the arena")
+                                probe = KeyProbe(tag: tag, payload: 0, bytes: UnsafeRawBufferPointer(start: arena.baseAddress! + first, count: count))
+                            } else {
+                                probe = KeyProbe(tag: tag, payload: payload)
+                            }
+                            if !body(start + offset, probe) { return false }
+                        }
+                        return true
+                    }
+                }
+            }
+            guard goOn else { return }
+            start = end
+        }
     }
 
     /// Calls `body` with the key probe for the cell at `slot`, its bytes borrowed from `arena`.

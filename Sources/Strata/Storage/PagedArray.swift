@@ -203,6 +203,19 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
         }
     }
 
+    /// Calls `body` with the elements from `index` up to `end` (exclusive), which lie in one page
+    /// (`end` at most that page's end): one check for a run of elements read together, where
+    /// ``subscript(_:)`` checks each.
+    func withPart<R>(from index: Int, upTo end: Int, _ body: (UnsafeBufferPointer<Element>) throws -> R) rethrows -> R {
+        precondition(index >= 0 && index <= end && end <= count, "elements \(index)..<\(end) of \(count)")
+        precondition(end - index <= pagedArrayPageCapacity - (index & pagedArrayOffsetMask), "elements \(index)..<\(end) span pages")
+        guard index < end else { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
+        let page = pages[index >> pagedArrayPageShift]
+        return try withExtendedLifetime(page) {
+            try body(UnsafeBufferPointer(start: Self.elements(page) + (index & pagedArrayOffsetMask), count: end - index))
+        }
+    }
+
     /// Each page's identity, in order: for tests of which pages are shared.
     var pageIdentities: [ObjectIdentifier] { pages.map(ObjectIdentifier.init) }
 

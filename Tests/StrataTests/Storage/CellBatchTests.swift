@@ -13,6 +13,12 @@ private struct BatchRow: Entity {
     var rank: Int?
 }
 
+/// Text keys, so that indexing them reads each key's bytes in the block's arena.
+private struct TextKeyedRow: Entity {
+    var id: String
+    var rank: Int64
+}
+
 /// A statement's row as a test makes it: cells with their bytes borrowed (as `Statement.cell(at:)`
 /// gives them), and values read as `Statement.value(at:)` reads them (text repaired as a
 /// `String` repairs it).
@@ -147,5 +153,51 @@ private final class CellsRow: CellSource, RowSource {
         try batch.append(row(6, title: []))
         try batch.append(row(5, title: []))
         #expect(throws: StrataError.self) { try other.append(batch) }
+    }
+
+    /// A block's keys are indexed a page of cells at a time (4,096 rows a page): batches that
+    /// start and end anywhere in a page, text keys of every length (under and over a hash word),
+    /// and every key found at its row afterwards.
+    @Test func textKeysTakenInBatchesAcrossPageSeamsAreEachFoundAtTheirRow() throws {
+        var (random, seed) = SeededRandom.forTest(#function)
+        let schema = try SchemaRegistry([TextKeyedRow.self]).schema(for: TextKeyedRow.self)
+        let keys = (0..<10_000).map { index in
+            String(repeating: "k", count: random.next(12)) + "-\(index)"
+        }
+        var block = ColumnBlock(schema: schema)
+        var next = 0
+        while next < keys.count {
+            let batch = CellBatch(schema: schema, capacity: 1 + random.next(3_000))
+            while !batch.isFull && next < keys.count {
+                try batch.append(CellsRow([.text(Array(keys[next].utf8)), .integer(Int64(next))]))
+                next += 1
+            }
+            try block.append(batch)
+        }
+        #expect(block.count == keys.count, "seed \(seed)")
+        for (row, key) in keys.enumerated() {
+            #expect(block.row(ofKey: .text(key)) == row, "seed \(seed): key \(key)")
+        }
+        #expect(block.row(ofKey: .text("-1")) == nil, "seed \(seed)")
+        #expect(block.row(ofKey: .text("k")) == nil, "seed \(seed)")
+    }
+
+    /// A key held twice is refused wherever the second copy is: here on the third page, in a
+    /// batch that starts on the second.
+    @Test func aTextKeyHeldAgainOnALaterPageIsRefusedWithTheKey() throws {
+        let schema = try SchemaRegistry([TextKeyedRow.self]).schema(for: TextKeyedRow.self)
+        var block = ColumnBlock(schema: schema)
+        let first = CellBatch(schema: schema, capacity: 5_000)
+        for index in 0..<5_000 { try first.append(CellsRow([.text(Array("article-\(index)".utf8)), .integer(0)])) }
+        try block.append(first)
+        let second = CellBatch(schema: schema, capacity: 4_000)
+        for index in 5_000..<8_500 { try second.append(CellsRow([.text(Array("article-\(index)".utf8)), .integer(0)])) }
+        try second.append(CellsRow([.text(Array("article-10".utf8)), .integer(1)]))
+        #expect {
+            try block.append(second)
+        } throws: { error in
+            let error = try #require(error as? StrataError)
+            return error.message.contains("primary key") && error.objectID?.contains("article-10") == true
+        }
     }
 }

@@ -46,6 +46,35 @@ import Testing
         }
     }
 
+    /// Keys added in one pass (``KeyHash/fill(adding:_:)``) are held as inserts one by one would
+    /// hold them, whatever their hashes collide on, and a key already held — by a slot inserted
+    /// before the pass or earlier in it — is not added: its holder is answered.
+    @Test(arguments: [4, 1 << 20])
+    func keysFilledInOnePassAreHeldAsInsertedOnesAndAHeldKeyIsAnswered(hashes: Int) {
+        var (random, seed) = SeededRandom.forTest("\(#function) hashes \(hashes)")
+        // Slot → its key; a few keys are repeated, so that some slots hold a key another holds.
+        let keyOf = (0..<3_000).map { _ in random.next(2_500) }
+        let hashOf = (0..<2_500).map { _ in UInt32(truncatingIfNeeded: random.next() % UInt64(hashes)) &* 0x9E37_79B1 }
+        var table = KeyHash()
+        var holder: [Int: Int] = [:]   // key → the slot that holds it
+        for slot in 0..<500 where holder[keyOf[slot]] == nil {
+            table.insert(hashOf[keyOf[slot]], slot: slot)
+            holder[keyOf[slot]] = slot
+        }
+        table.fill(adding: 2_500) { filler in
+            for slot in 500..<3_000 {
+                let key = keyOf[slot]
+                let held = filler.insert(hashOf[key], slot: slot) { keyOf[$0] == key }
+                #expect(held == holder[key], "seed \(seed): slot \(slot), key \(key)")
+                if held == nil { holder[key] = slot }
+            }
+        }
+        #expect(table.count == holder.count, "seed \(seed)")
+        for (key, slot) in holder {
+            #expect(table.find(hashOf[key]) { keyOf[$0] == key } == slot, "seed \(seed): key \(key)")
+        }
+    }
+
     @Test func aReservedTableKeepsItsKeysAndAnEmptiedOneFindsNone() {
         var table = KeyHash(capacity: 3)
         for slot in 0..<1_000 { table.insert(UInt32(slot % 7), slot: slot) }
