@@ -80,8 +80,10 @@ public final class Store: Sendable {
                      configuration: StoreConfiguration) async throws -> (store: Store, generation: Int64, floor: Int64) {
         let queue = DispatchQueue(label: "strata.store", qos: configuration.qualityOfService)
         queue.markIdentity()
-        let (writer, outcome) = try await withCheckedThrowingContinuation {
-            (continuation: CheckedContinuation<(QueueConfined<Writer>, SchemaMigrator.Outcome), Error>) in
+        // One round trip to the queue: the file opened and migrated, and the change log's
+        // generation and floor read there too (a warm start waits for them before it loads).
+        let (writer, outcome, generation, floor) = try await withCheckedThrowingContinuation {
+            (continuation: CheckedContinuation<(QueueConfined<Writer>, SchemaMigrator.Outcome, Int64, Int64), Error>) in
             queue.async {
                 continuation.resume(with: Result {
                     func openAndMigrate() throws -> (Connection, SchemaMigrator.Outcome) {
@@ -103,7 +105,9 @@ public final class Store: Sendable {
                         try Self.eraseFiles(at: path)
                         (connection, outcome) = try openAndMigrate()
                     }
-                    return (QueueConfined(Writer(connection: connection, registry: registry), queue: queue), outcome)
+                    let generation = try ChangeLog.generation(connection), floor = try ChangeLog.floor(connection)
+                    return (QueueConfined(Writer(connection: connection, registry: registry), queue: queue), outcome,
+                            generation, floor)
                 })
             }
         }
@@ -113,9 +117,6 @@ public final class Store: Sendable {
         // Until this store commits, what it reads reflects the generation the file is at: a
         // snapshot written before the first commit must claim that one, not 0 (which would make
         // the next warm start re-read every logged change).
-        let (generation, floor) = try await store.onQueue { writer in
-            (try ChangeLog.generation(writer.connection), try ChangeLog.floor(writer.connection))
-        }
         store.pipeline.withLock { $0.committedGeneration = max($0.committedGeneration, generation) }
         return (store, generation, floor)
     }
