@@ -13,7 +13,7 @@ import Testing
         let path = scratch.path("reader.sqlite")
         let arguments = ["demo", "--feeds", "5", "--articles", "500", "--read-elsewhere", "100", "--seed", "3",
                          "--path", path, "--json"]
-        let run = try StrataProcess.run(arguments)
+        let run = try await StrataProcess.run(arguments)
         let output = run.output
         #expect(run.status == 0, "\(run.error)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
@@ -53,7 +53,7 @@ import Testing
         #expect(try inspector.snapshotValidity(at: scratch.path("reader.snapshot")) == .current)
 
         // Rerunnable, and plain lines (no escape codes) when standard output is not a terminal.
-        let again = try StrataProcess.run(Array(arguments.dropLast()))
+        let again = try await StrataProcess.run(Array(arguments.dropLast()))
         let text = again.output
         #expect(again.status == 0, "\(again.error)")
         #expect(text.contains("\n1  First launch\n   no snapshot file → cold start from SQLite: 0 articles on screen"))
@@ -63,11 +63,11 @@ import Testing
         #expect(!text.contains("\r"))
     }
 
-    @Test func demoRefusesToReplaceAFileItDidNotMake() throws {
+    @Test func demoRefusesToReplaceAFileItDidNotMake() async throws {
         let scratch = try TemporaryDirectory()
         let path = scratch.path("precious.sqlite")
         try Data("my notes".utf8).write(to: URL(fileURLWithPath: path))
-        let run = try StrataProcess.run(["demo", "--feeds", "1", "--articles", "10", "--path", path])
+        let run = try await StrataProcess.run(["demo", "--feeds", "1", "--articles", "10", "--path", path])
         #expect(run.status == 3)
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data("my notes".utf8))
     }

@@ -9,13 +9,13 @@ import Testing
 @Suite struct DemoOptionsTests {
     /// The default store is under `$HOME`, as `~` in the help promises — not the account's home
     /// directory from the user database.
-    @Test func defaultStoreIsUnderHOME() throws {
+    @Test func defaultStoreIsUnderHOME() async throws {
         let scratch = try TemporaryDirectory()
         let home = scratch.url.path
         var environment = ProcessInfo.processInfo.environment
         environment["HOME"] = home
         environment["XDG_DATA_HOME"] = nil
-        let run = try StrataProcess.run(["demo", "--feeds", "2", "--articles", "30", "--json"], environment: environment)
+        let run = try await StrataProcess.run(["demo", "--feeds", "2", "--articles", "30", "--json"], environment: environment)
         #expect(run.status == 0, "\(run.error)")
         let report = try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any]
         #if os(macOS)
@@ -66,12 +66,12 @@ import Testing
     /// Small runs demonstrate every step: step 3 marks a tenth of the articles read by default,
     /// and the merge conflict happens (its report is not empty).
     @Test(arguments: [3, 12, 40])
-    func smallRunsShowEveryStep(articles: Int) throws {
+    func smallRunsShowEveryStep(articles: Int) async throws {
         let generator = DataGenerator(seed: 3, feeds: 2, articles: articles)
         let unread = (0..<articles).filter { !generator.article($0).isRead }.count
         try #require(unread >= 3, "seed 3 gives the demo enough unread articles")
         let scratch = try TemporaryDirectory()
-        let run = try StrataProcess.run(["demo", "--feeds", "2", "--articles", String(articles), "--seed", "3",
+        let run = try await StrataProcess.run(["demo", "--feeds", "2", "--articles", String(articles), "--seed", "3",
                                          "--path", scratch.path("reader.sqlite"), "--json"])
         #expect(run.status == 0, "\(run.error)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any])
@@ -89,9 +89,9 @@ import Testing
     }
 
     /// Counts of one read in the singular.
-    @Test func oneArticleReadElsewhereIsSingular() throws {
+    @Test func oneArticleReadElsewhereIsSingular() async throws {
         let scratch = try TemporaryDirectory()
-        let run = try StrataProcess.run(["demo", "--feeds", "1", "--articles", "12", "--seed", "3",
+        let run = try await StrataProcess.run(["demo", "--feeds", "1", "--articles", "12", "--seed", "3",
                                          "--path", scratch.path("reader.sqlite")])
         #expect(run.status == 0, "\(run.error)")
         #expect(run.output.contains("\n1  First launch\n   no snapshot file → cold start from SQLite: 0 articles on screen"))

@@ -33,13 +33,13 @@ import Testing
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory)
     }
 
-    private func strata(_ arguments: [String]) throws -> StrataProcess.Result {
+    private func strata(_ arguments: [String]) async throws -> StrataProcess.Result {
         // Never skipped: without a way to drop root's bypass the test would prove nothing, so it fails.
         guard let launcher = Unprivileged.launcher else {
             throw CocoaError(.featureUnsupported, userInfo: [NSLocalizedDescriptionKey:
                 "running as root without /usr/bin/setpriv (util-linux): cannot make a directory read-only to the command"])
         }
-        return try StrataProcess.run(arguments, launcher: launcher)
+        return try await StrataProcess.run(arguments, launcher: launcher)
     }
 
     /// A store closed cleanly (no `-wal`, no `-shm`): every read-only command works and shows
@@ -52,19 +52,19 @@ import Testing
         let snapshot = directory + "/reader.snapshot"
 
         let query = ["Article", "--where", "isStarred OR feedID = 2", "--sort", "published:desc", "--json"]
-        let readOnly = try strata(["query", store] + query)
+        let readOnly = try await strata(["query", store] + query)
         #expect(readOnly.status == 0, "\(readOnly.error)")
         #expect(readOnly.error.isEmpty)
         #expect(readOnly.output == (await runCLI(["query", fixture.store] + query)).output)
 
-        let inspect = try strata(["inspect", store])
+        let inspect = try await strata(["inspect", store])
         #expect(inspect.status == 0, "\(inspect.error)")
         let generation = try StoreInspector(path: fixture.store).changeLog().generation
         #expect(inspect.output.contains("\ngeneration  \(Format.count(generation))\n"))
-        let check = try strata(["check", store, "--snapshot", snapshot])
+        let check = try await strata(["check", store, "--snapshot", snapshot])
         #expect(check.status == 0, "\(check.error)")
         #expect(check.output.hasSuffix("all 6 checks passed\n"))
-        let info = try strata(["snapshot", "info", snapshot, "--store", store])
+        let info = try await strata(["snapshot", "info", snapshot, "--store", store])
         #expect(info.status == 0, "\(info.error)")
         #expect(info.output.hasSuffix("valid       yes — valid: it would be used as is\n"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory).sorted() == ["reader.snapshot", "reader.sqlite"])
@@ -82,7 +82,7 @@ import Testing
         try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: directory)
         defer { try? restore(store) }
 
-        let starred = try strata(["query", store, "Article", "--where", "isStarred", "--json"])
+        let starred = try await strata(["query", store, "Article", "--where", "isStarred", "--json"])
         #expect(starred.status == 0, "\(starred.error)")
         #expect(starred.error.isEmpty)
         #expect(starred.output.contains("\"matching\": 4"), "2 starred in the file, 2 more in the WAL")
@@ -102,7 +102,7 @@ import Testing
         let walBytes = try #require(FileManager.default.attributesOfItem(atPath: store + "-wal")[.size] as? Int)
         #expect(walBytes > 32, "the WAL holds frames")
 
-        let starred = try strata(["query", store, "Article", "--where", "isStarred", "--json"])
+        let starred = try await strata(["query", store, "Article", "--where", "isStarred", "--json"])
         #expect(starred.status == 0, "\(starred.error)")
         #expect(starred.output.contains("\"matching\": 2"), "the database file's 2 starred articles only")
         #expect(starred.error == "strata: warning: \(store): the directory is not writable and the store has no -shm "

@@ -54,17 +54,24 @@ final class StrataProcess {
         try process.run()
         // Standard error is drained on its own thread, so that a child writing a lot there can
         // never block while the test waits on standard output.
+        // A thread of its own, not libdispatch's global queues, whose threads Swift's tasks need.
         let errorHandle = errors.fileHandleForReading, collected = errorData
-        DispatchQueue.global().async {
+        let drain = Thread {
             collected.data = (try? errorHandle.readToEnd()) ?? Data()
             collected.done.signal()
         }
+        drain.name = "strata-tests.stderr"
+        drain.start()
     }
 
-    /// Runs `strata arguments` to the end.
+    /// Runs `strata arguments` to the end, waiting on a thread of its own (`offThread`): a
+    /// child run under a sanitizer takes seconds, during which no thread Swift's tasks run on is
+    /// held.
     static func run(_ arguments: [String], environment: [String: String]? = nil,
-                    launcher: [String] = []) throws -> Result {
-        try StrataProcess(arguments, environment: environment, launcher: launcher).finish()
+                    launcher: [String] = []) async throws -> Result {
+        try await offThread {
+            Swift.Result { try StrataProcess(arguments, environment: environment, launcher: launcher).finish() }
+        }.get()
     }
 
     /// Reads standard output until what was read so far satisfies `condition` (true), or until

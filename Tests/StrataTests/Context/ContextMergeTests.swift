@@ -161,12 +161,7 @@ struct WorkerCounter: Entity, Equatable {
                 try worker.save()
             }
         }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async {
-                waitOrFail(insideTransaction, "the import to start")
-                continuation.resume()
-            }
-        }
+        await offThread { waitOrFail(insideTransaction, "the import to start") }
         // The root is provably busy: blocked inside the import's transaction.
         #expect(store.isPersisting)
         await main.mergeAccepted()

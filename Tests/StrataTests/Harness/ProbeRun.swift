@@ -191,11 +191,10 @@ final class ProbeRun: @unchecked Sendable {
         await lines(withPrefix: prefix, count: 1, seconds: seconds).first
     }
 
-    /// Runs a blocking wait on a dispatch thread and resumes with its result.
+    /// Runs a blocking wait on a thread of its own (StrataTestSupport's `offThread`) and resumes
+    /// with its result.
     private func offThread<T: Sendable>(_ wait: @escaping @Sendable (ProbeRun) -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { [self] in continuation.resume(returning: wait(self)) }
-        }
+        await StrataTestSupport.offThread { [self] in wait(self) }
     }
 
     var allLines: [String] {

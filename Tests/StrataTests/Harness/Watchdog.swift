@@ -27,7 +27,7 @@ func withWatchdog<T: Sendable>(seconds: Double = 30, _ operation: @escaping @Sen
 
 /// Waits on a semaphore without blocking forever: a failed wait is a test failure, not a hang.
 func waitOrFail(_ semaphore: DispatchSemaphore, seconds: Double = 30, _ what: String) {
-    let result = semaphore.wait(timeout: .now() + seconds)
+    let result = semaphore.wait(timeout: .now() + seconds * waitScale)
     #expect(result == .success, "timed out waiting for \(what)")
 }
 
