@@ -31,18 +31,24 @@ struct KeyHash: Sendable {
     /// walked its run of buckets twice: a cache miss per key more, at every warm start's 100,000.
     func locate(_ hash: UInt32, where isKey: (Int) -> Bool) -> (slot: Int?, bucket: Int) {
         guard !buckets.isEmpty else { return (nil, -1) }
-        return buckets.withUnsafeBufferPointer { buckets in
-            let mask = buckets.count - 1
-            var index = Int(hash) & mask
-            while true {
-                let bucket = buckets[index]
-                if bucket == 0 { return (nil, index) }
-                if UInt32(truncatingIfNeeded: bucket >> 32) == hash {
-                    let slot = Int(truncatingIfNeeded: bucket & 0xFFFF_FFFF) - 1
-                    if isKey(slot) { return (slot, index) }
-                }
-                index = (index + 1) & mask
+        return buckets.withUnsafeBufferPointer { Self.probe($0, for: hash, where: isKey) }
+    }
+
+    /// The one probe of the table: from `hash`'s home bucket, the slot stored under `hash` whose
+    /// key `isKey` accepts, or else the empty bucket the run ends at. `buckets` is not empty.
+    @inline(__always)
+    private static func probe(_ buckets: UnsafeBufferPointer<UInt64>, for hash: UInt32,
+                              where isKey: (Int) -> Bool) -> (slot: Int?, bucket: Int) {
+        let mask = buckets.count - 1
+        var index = Int(hash) & mask
+        while true {
+            let bucket = buckets[index]
+            if bucket == 0 { return (nil, index) }
+            if UInt32(truncatingIfNeeded: bucket >> 32) == hash {
+                let slot = Int(truncatingIfNeeded: bucket & 0xFFFF_FFFF) - 1
+                if isKey(slot) { return (slot, index) }
             }
+            index = (index + 1) & mask
         }
     }
 
@@ -92,18 +98,9 @@ struct KeyHash: Sendable {
         mutating func insert(_ hash: UInt32, slot: Int, unlessHeld isKey: (Int) -> Bool) -> Int? {
             precondition(added < room, "a key hash filled with more keys than it made room for")
             precondition(slot >= 0 && slot < Int(UInt32.max), "slot \(slot) is beyond what a key hash holds")
-            let mask = buckets.count - 1
-            var index = Int(hash) & mask
-            while true {
-                let bucket = buckets[index]
-                if bucket == 0 { break }
-                if UInt32(truncatingIfNeeded: bucket >> 32) == hash {
-                    let held = Int(truncatingIfNeeded: bucket & 0xFFFF_FFFF) - 1
-                    if isKey(held) { return held }
-                }
-                index = (index + 1) & mask
-            }
-            buckets[index] = UInt64(hash) << 32 | UInt64(slot + 1)
+            let (held, bucket) = KeyHash.probe(UnsafeBufferPointer(buckets), for: hash, where: isKey)
+            if let held { return held }
+            buckets[bucket] = UInt64(hash) << 32 | UInt64(slot + 1)
             added += 1
             return nil
         }

@@ -102,14 +102,12 @@ extension Column {
                     lengths.withPart(from: start, upTo: end) { lengths in
                         for offset in 0..<tags.count {
                             let tag = tags[offset], payload = payloads[offset]
-                            let probe: KeyProbe
-                            if tag >= CellTag.text {
-                                let first = Int(truncatingIfNeeded: payload), count = Int(lengths[offset])
-                                precondition(first >= 0 && count <= arena.count - first, "a cell's bytes are beyond the arena")
-                                probe = KeyProbe(tag: tag, payload: 0, bytes: UnsafeRawBufferPointer(start: arena.baseAddress! + first, count: count))
-                            } else {
-                                probe = KeyProbe(tag: tag, payload: payload)
-                            }
+                            // The arena is one buffer here, so a probe may borrow its bytes past
+                            // the closure `withProbe` scopes them to; the same slice as there.
+                            let probe = tag >= CellTag.text
+                                ? KeyProbe(tag: tag, payload: 0, bytes: UnsafeRawBufferPointer(
+                                    rebasing: arena[Int(truncatingIfNeeded: payload)..<Int(truncatingIfNeeded: payload) + Int(lengths[offset])]))
+                                : KeyProbe(tag: tag, payload: payload)
                             if !body(start + offset, probe) { return false }
                         }
                         return true
