@@ -51,15 +51,33 @@ public struct ContextChange: Sendable {
             if updated.isEmpty || updated[id] == nil { inserted.insert(id) }
         }
 
+        /// The keys of every object listed: inserted, updated or deleted.
+        var keys: Set<DatabaseValue> {
+            if inserted.isEmpty, deleted.isEmpty { return Set(updated.keys) }
+            var keys = Set<DatabaseValue>(minimumCapacity: inserted.count + updated.count + deleted.count)
+            keys.formUnion(inserted)
+            keys.formUnion(updated.keys)
+            keys.formUnion(deleted)
+            return keys
+        }
+
         /// Makes room for `count` more inserted keys.
         mutating func reserveInserts(_ count: Int) {
             inserted.reserveCapacity(inserted.count + count)
         }
 
+        /// Makes room for `count` more updated keys.
+        mutating func reserveUpdates(_ count: Int) {
+            updated.reserveCapacity(updated.count + count)
+        }
+
         mutating func update(_ id: DatabaseValue, keys: Set<String>) {
-            if keys.isEmpty || inserted.contains(id) { return }
-            // A first update keeps the caller's set (a bulk update passes one set for all its objects).
-            if updated[id] == nil { updated[id] = keys } else { updated[id]!.formUnion(keys) }
+            if keys.isEmpty || !inserted.isEmpty && inserted.contains(id) { return }
+            // A first update keeps the caller's set (a bulk update passes one set for all its
+            // objects); one hash of the key unless the object was updated before.
+            if let earlier = updated.updateValue(keys, forKey: id), earlier != keys {
+                updated[id]!.formUnion(earlier)
+            }
         }
 
         mutating func delete(_ id: DatabaseValue) {

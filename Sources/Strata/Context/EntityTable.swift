@@ -749,17 +749,19 @@ final class EntityTable {
         case .delete(_, let key):
             mergeDeletion(key, sequence: sequence, isOwn: isOwn, policy: policy, changes: &changes)
         case .bulkUpdate(_, let target, let assignments):
-            let positions = try assignments.map { (try schema.requirePosition(of: $0.attribute), $0.value) }
-            let allNames = Set(assignments.map(\.attribute))
-            for (slot, key) in try targets(target) {
-                if edits[key] == nil, !positions.contains(where: { $0.0 == schema.primaryKeyIndex }) {
-                    patch(slot, key: key, positions, names: allNames, sequence: sequence, changes: &changes)
+            var patch = try BulkPatch(assignments, of: self)
+            let targets = try targets(target)
+            changes.reserveUpdates(targets.count)
+            for (slot, key) in targets {
+                if patch.writesInPlace, edits.isEmpty || edits[key] == nil {
+                    self.patch(slot, key: key, &patch, sequence: sequence, changes: &changes)
                     continue
                 }
                 var row = saved.row(at: slot)
-                for (position, value) in positions { row[position] = value }
+                for (position, value) in patch.assignments { row[position] = value }
                 try mergeRow(row, sequence: sequence, isOwn: isOwn, registersNew: false, policy: policy, changes: &changes)
             }
+            for (index, moves) in patch.moves { indexes[index].apply(moves) }
         case .bulkDelete(_, let target):
             for (_, key) in try targets(target) {
                 mergeDeletion(key, sequence: sequence, isOwn: isOwn, policy: policy, changes: &changes)
@@ -788,25 +790,62 @@ final class EntityTable {
         }
     }
 
+    /// A bulk update being merged: what it assigns, worked out once for every object it reaches.
+    private struct BulkPatch {
+        let assignments: [(position: Int, value: DatabaseValue)]
+        /// The assigned attributes' names: the change description of an object where all changed.
+        let names: Set<String>
+        /// Whether the cells are written in place (``patch(_:key:_:sequence:changes:)``): not
+        /// when the update assigns the primary key.
+        let writesInPlace: Bool
+        /// Per assignment, whether the snapshot order sorts by its attribute.
+        let sorts: [Bool]
+        /// The indexes over an assigned attribute, each with the objects it moves, made at the end.
+        var moves: [(index: Int, moves: InMemoryIndex<Int>.Moves)]
+        /// The assignments that change the object being patched (reused from object to object).
+        var changed: [Int] = []
+
+        init(_ assignments: [ChangeSet.Assignment], of table: EntityTable) throws {
+            let schema = table.schema
+            let assigned = try assignments.map { (position: try schema.requirePosition(of: $0.attribute), value: $0.value) }
+            self.assignments = assigned
+            names = Set(assignments.map(\.attribute))
+            writesInPlace = !assigned.contains { $0.position == schema.primaryKeyIndex }
+            let order = table.ordered?.order ?? []
+            sorts = assigned.map { assignment in order.contains { $0.position == assignment.position } }
+            moves = table.indexesEnabled
+                ? table.indexes.indices.compactMap { index in table.indexes[index].moves(assigning: assigned).map { (index, $0) } }
+                : []
+        }
+    }
+
     /// Merges a bulk update into the saved copy in `slot`, which no edit is based on: only the
-    /// assigned cells are written, the indexes touched only when an indexed attribute changed —
-    /// what ``mergeRow(_:sequence:isOwn:registersNew:policy:changes:)`` does for a whole row.
-    /// `names` are the assigned attributes' names (the change description when all of them changed).
-    private func patch(_ slot: Int, key: DatabaseValue, _ assignments: [(Int, DatabaseValue)], names: Set<String>,
-                       sequence: UInt64, changes: inout ContextChange.EntityChanges) {
+    /// assigned cells that change are written, and the object is listed for the moves of the
+    /// indexes over them (``InMemoryIndex/apply(_:)``, once the update is merged) — what
+    /// ``mergeRow(_:found:sequence:isOwn:registersNew:policy:changes:)`` does for a whole row.
+    private func patch(_ slot: Int, key: DatabaseValue, _ patch: inout BulkPatch, sequence: UInt64,
+                       changes: inout ContextChange.EntityChanges) {
         guard saved.version(at: slot) <= sequence else { return }
         mutationCount &+= 1
-        let changed = assignments.filter { !saved.cellEquals($0.1, at: slot, $0.0) }
-        if !changed.isEmpty {
+        patch.changed.removeAll(keepingCapacity: true)
+        for (number, (position, value)) in patch.assignments.enumerated() where !saved.cellEquals(value, at: slot, position) {
+            patch.changed.append(number)
+        }
+        if !patch.changed.isEmpty {
             keepReadCopy(slot, key: key, replacedAt: sequence)
-            rewrite(slot, changed: changed.map(\.0), newRow: nil) {
-                for (position, value) in changed { saved.setValue(value, at: slot, position) }
+            if !patch.moves.isEmpty {
+                let row = saved.rowView(at: slot)
+                for move in patch.moves.indices { indexes[patch.moves[move].index].record(slot, row: row, in: &patch.moves[move].moves) }
             }
+            for number in patch.changed { saved.setValue(patch.assignments[number].value, at: slot, patch.assignments[number].position) }
+            if patch.changed.contains(where: { patch.sorts[$0] }) { ordered?.touch(slot) }
         }
         saved.setVersion(sequence, at: slot)
         clock += 1
         saved.setLastUse(clock, at: slot)
-        changes.update(key, keys: changed.count == assignments.count ? names : Set(changed.map { schema.attributes[$0.0].name }))
+        let names = patch.changed.count == patch.assignments.count
+            ? patch.names : Set(patch.changed.map { schema.attributes[patch.assignments[$0].position].name })
+        changes.update(key, keys: names)
     }
 
     /// Keeps the saved copy in `slot` as the caller last read it (``staleReads``), when it is

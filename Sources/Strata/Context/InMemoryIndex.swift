@@ -97,6 +97,31 @@ struct InMemoryIndex<ID: Hashable & Sendable>: Sendable {
         }
     }
 
+    /// Moves every object `moves` lists from its key before the update to its key after, at each
+    /// level from the first assigned one on where the two differ. Each object is listed once, and
+    /// is posted under its key before at every level (so, at a level where the keys differ, under
+    /// no key it reaches).
+    mutating func apply(_ moves: Moves) {
+        for level in moves.firstLevel..<positions.count {
+            var leaving: [Key: [ID]] = [:]
+            var reaching: [Key: [ID]] = [:]
+            for (whole, ids) in moves.groups {
+                var before = Key(whole.value(at: 0))
+                var after = Key(moves.assigned[0] ?? before.first)
+                for prefix in 1..<(level + 1) {
+                    let value = whole.value(at: prefix)
+                    before.append(value)
+                    after.append(moves.assigned[prefix] ?? value)
+                }
+                guard before != after else { continue }
+                leaving[before, default: []].append(contentsOf: ids)
+                reaching[after, default: []].append(contentsOf: ids)
+            }
+            for (key, ids) in leaving { Self.remove(ids, from: &maps[level][key]) }
+            for (key, ids) in reaching { Self.addNew(ids, to: &maps[level][key]) }
+        }
+    }
+
     /// The first level whose key includes an attribute at one of `changed` positions, nil when
     /// none does: an object whose other attributes change keeps its postings at the levels before.
     func firstLevel(changedBy changed: some Sequence<Int>) -> Int? {
@@ -145,6 +170,21 @@ struct InMemoryIndex<ID: Hashable & Sendable>: Sendable {
         case .many(var set)?:
             set.formUnion(ids)
             postings = .many(set)
+        }
+    }
+
+    /// Removes `ids`, each posted under this key, at once: listed postings stay a list.
+    private static func remove(_ ids: [ID], from postings: inout Postings?) {
+        switch consume postings {
+        case nil: postings = nil
+        case .one(let other)?: postings = ids.contains(other) ? nil : .one(other)
+        case .many(var set)?:
+            set.subtract(ids)
+            postings = set.count > 1 ? .many(set) : set.first.map(Postings.one)
+        case .listed(let listed)?:
+            let gone = Set(ids)
+            let kept = listed.filter { !gone.contains($0) }
+            postings = kept.count > 1 ? .listed(kept) : kept.first.map(Postings.one)
         }
     }
 

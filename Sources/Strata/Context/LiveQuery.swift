@@ -15,7 +15,12 @@ public struct LiveQueryDiff<ID: Hashable & Sendable>: Sendable {
 
 @MainActor
 protocol LiveQueryUpdating: AnyObject {
-    func apply(_ change: ContextChange, in context: MainContext)
+    /// The name of the entity the query is over.
+    var entityName: String { get }
+    /// Brings the result up to date with `change`, whose objects of the query's entity are
+    /// `changed` (``ContextChange/EntityChanges/keys``: made once per change, for every live
+    /// query of the entity, and off the main actor when the merge was).
+    func apply(_ change: ContextChange, changed: Set<DatabaseValue>, in context: MainContext)
     var heldKeys: [DatabaseValue] { get }
 }
 
@@ -125,9 +130,10 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
 
     var heldKeys: [DatabaseValue] { ids.map(\.databaseValue) }
 
-    func apply(_ change: ContextChange, in context: MainContext) {
-        guard let changes = change.entities[E.entityName], !changes.isEmpty else { return }
-        let changed = changes.inserted.union(changes.deleted).union(changes.updated.keys)
+    nonisolated var entityName: String { E.entityName }
+
+    func apply(_ change: ContextChange, changed: Set<DatabaseValue>, in context: MainContext) {
+        guard !changed.isEmpty else { return }
         do {
             // Re-running the query costs a filter over every candidate and a sort; placing the
             // changes costs a pass over the entries and a sort of the changes.

@@ -220,8 +220,16 @@ public final class MainContext {
         for waiter in ready { waiter.continuation.resume() }
     }
 
-    func publish(_ change: ContextChange) {
-        for query in liveQueries.values { query.apply(change, in: self) }
+    /// Brings the live queries up to date with `change` and notifies the observers. `changedKeys`:
+    /// the keys the change lists, by entity, where a prepared merge made them already.
+    func publish(_ change: ContextChange, changedKeys: [String: Set<DatabaseValue>] = [:]) {
+        var changedKeys = changedKeys
+        for query in liveQueries.values {
+            guard let changes = change.entities[query.entityName], !changes.isEmpty else { continue }
+            let changed = changedKeys[query.entityName] ?? changes.keys
+            changedKeys[query.entityName] = changed
+            query.apply(change, changed: changed, in: self)
+        }
         let start = ContinuousClock.now
         defer { observerTime += ContinuousClock.now - start }
         for observer in observers.values { observer(change) }

@@ -14,9 +14,15 @@ final class PreparedMerge: @unchecked Sendable {
     let graph: ObjectGraph
     /// The change the merge produced (nil: nothing to publish), or why it failed; nil until run.
     private(set) var outcome: Result<ContextChange?, any Error>?
+    /// The entities whose changed keys the live queries need (those observed when the merge started).
+    private let observed: Set<String>
+    /// The keys of the objects the change lists, for each observed entity it touches
+    /// (``ContextChange/EntityChanges/keys``): hashed here rather than on the main actor.
+    private(set) var changedKeys: [String: Set<DatabaseValue>] = [:]
 
-    init(graph: ObjectGraph) {
+    init(graph: ObjectGraph, observed: Set<String>) {
         self.graph = graph
+        self.observed = observed
     }
 
     /// Merges the change set into the copy (off the main actor), settling the snapshot orders
@@ -27,6 +33,11 @@ final class PreparedMerge: @unchecked Sendable {
         graph.settleOrders()
         outcome = Result { try graph.merge(sequence: sequence, changes: changes) }
         graph.settleOrders()
+        if case .success(let change?)? = outcome {
+            for (entity, changes) in change.entities where observed.contains(entity) && !changes.isEmpty {
+                changedKeys[entity] = changes.keys
+            }
+        }
     }
 }
 
