@@ -8,10 +8,13 @@ public final class QueueGate: Sendable {
 
     public init() {}
 
-    /// Says the queue got here, then waits (at most 60 s) for ``release()``; false on timeout.
+    /// Says the queue got here, then waits (at most 60 s, times ``waitScale``) for ``release()``;
+    /// false on timeout. A bound, not a duration: a test that holds a gate releases it itself,
+    /// and under a sanitizer a whole test can outlast the unscaled bound (a writer held for a
+    /// property test's eight rounds was let go after 60 s of a 111-s run, and its store committed).
     public func hold() -> Bool {
         entered.signal()
-        return released.wait(timeout: .now() + 60) == .success
+        return released.wait(timeout: .now() + 60 * waitScale) == .success
     }
 
     public func release() { released.signal() }

@@ -51,8 +51,8 @@ public struct ContextChange: Sendable {
             if updated.isEmpty || updated[id] == nil { inserted.insert(id) }
         }
 
-        /// The keys of every object listed: inserted, updated or deleted.
-        var keys: Set<DatabaseValue> {
+        /// The primary keys of every object listed: inserted, updated or deleted.
+        var objectKeys: Set<DatabaseValue> {
             if inserted.isEmpty, deleted.isEmpty { return Set(updated.keys) }
             var keys = Set<DatabaseValue>(minimumCapacity: inserted.count + updated.count + deleted.count)
             keys.formUnion(inserted)

@@ -18,7 +18,7 @@ protocol LiveQueryUpdating: AnyObject {
     /// The name of the entity the query is over.
     var entityName: String { get }
     /// Brings the result up to date with `change`, whose objects of the query's entity are
-    /// `changed` (``ContextChange/EntityChanges/keys``: made once per change, for every live
+    /// `changed` (``ContextChange/EntityChanges/objectKeys``: made once per change, for every live
     /// query of the entity, and off the main actor when the merge was).
     func apply(_ change: ContextChange, changed: Set<DatabaseValue>, in context: MainContext)
     var heldKeys: [DatabaseValue] { get }

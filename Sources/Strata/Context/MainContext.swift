@@ -226,7 +226,7 @@ public final class MainContext {
         var changedKeys = changedKeys
         for query in liveQueries.values {
             guard let changes = change.entities[query.entityName], !changes.isEmpty else { continue }
-            let changed = changedKeys[query.entityName] ?? changes.keys
+            let changed = changedKeys[query.entityName] ?? changes.objectKeys
             changedKeys[query.entityName] = changed
             query.apply(change, changed: changed, in: self)
         }

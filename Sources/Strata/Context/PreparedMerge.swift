@@ -17,7 +17,7 @@ final class PreparedMerge: @unchecked Sendable {
     /// The entities whose changed keys the live queries need (those observed when the merge started).
     private let observed: Set<String>
     /// The keys of the objects the change lists, for each observed entity it touches
-    /// (``ContextChange/EntityChanges/keys``): hashed here rather than on the main actor.
+    /// (``ContextChange/EntityChanges/objectKeys``): hashed here rather than on the main actor.
     private(set) var changedKeys: [String: Set<DatabaseValue>] = [:]
 
     init(graph: ObjectGraph, observed: Set<String>) {
@@ -35,7 +35,7 @@ final class PreparedMerge: @unchecked Sendable {
         graph.settleOrders()
         if case .success(let change?)? = outcome {
             for (entity, changes) in change.entities where observed.contains(entity) && !changes.isEmpty {
-                changedKeys[entity] = changes.keys
+                changedKeys[entity] = changes.objectKeys
             }
         }
     }

@@ -103,7 +103,7 @@ final class LogRecorder: Sendable {
     /// The first record matching `predicate`, waiting up to `seconds` for it (background work
     /// may log after the call that caused it returned).
     func first(where predicate: (Record) -> Bool, within seconds: Double = 10) async -> Record? {
-        let deadline = ContinuousClock.now + .seconds(seconds)
+        let deadline = ContinuousClock.now + .seconds(seconds * waitScale)
         while ContinuousClock.now < deadline {
             if let record = records.first(where: predicate) { return record }
             try? await Task.sleep(for: .milliseconds(10))

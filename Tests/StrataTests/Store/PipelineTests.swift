@@ -449,7 +449,7 @@ import Testing
                 return false
             }
             group.addTask {
-                try? await Task.sleep(for: .seconds(30))  // a bound, not synchronisation
+                try? await Task.sleep(for: .seconds(30 * waitScale))  // a bound, not synchronisation
                 return false
             }
             let first = await group.next() ?? false
