@@ -750,7 +750,10 @@ final class EntityTable {
             mergeDeletion(key, sequence: sequence, isOwn: isOwn, policy: policy, changes: &changes)
         case .bulkUpdate(_, let target, let assignments):
             var patch = try BulkPatch(assignments, of: self)
-            let targets = try targets(target)
+            // In slot order: each column, version and index cell is then read and written
+            // front to back rather than at random (10,000 of 100,000 slots, in the order the
+            // caller listed their IDs, missed the cache at every cell).
+            let targets = try targets(target).sorted { $0.slot < $1.slot }
             changes.reserveUpdates(targets.count)
             for (slot, key) in targets {
                 if patch.writesInPlace, edits.isEmpty || edits[key] == nil {
