@@ -40,15 +40,6 @@ extension InMemoryIndex where ID == Int {
         }
     }
 
-    /// The key at `level` of a row whose values `value` reads by attribute position.
-    private func key(level: Int, _ value: (Int) -> DatabaseValue) -> Key {
-        var key = Key(Self.normalized(value(positions[0]), numberClasses[0]))
-        for index in positions.indices.dropFirst().prefix(level) {
-            key.append(Self.normalized(value(positions[index]), numberClasses[index]))
-        }
-        return key
-    }
-
     /// Groups `rows` (row numbers or slots of `columns`) by their keys, level by level, and calls
     /// `post` with each level, the rows of each group (in `rows`' order) and each group's first
     /// row. A group at one level is a group at the previous level split by one more cell. Groups

@@ -31,11 +31,7 @@ extension InMemoryIndex {
 
     /// Lists `id`, whose row is about to take the update's values, under its whole key now.
     func record(_ id: ID, row: some RowSource, in moves: inout Moves) {
-        var key = Key(Self.normalized(row.value(at: positions[0]), numberClasses[0]))
-        for level in positions.indices.dropFirst() {
-            key.append(Self.normalized(row.value(at: positions[level]), numberClasses[level]))
-        }
-        moves.groups[key, default: []].append(id)
+        moves.groups[key(level: positions.count - 1) { row.value(at: $0) }, default: []].append(id)
     }
 }
 

@@ -129,6 +129,15 @@ struct InMemoryIndex<ID: Hashable & Sendable>: Sendable {
         return positions.firstIndex(where: changed.contains)
     }
 
+    /// The key at `level` of a row whose values `value` reads by attribute position.
+    func key(level: Int, _ value: (Int) -> DatabaseValue) -> Key {
+        var key = Key(Self.normalized(value(positions[0]), numberClasses[0]))
+        for index in positions.indices.dropFirst().prefix(level) {
+            key.append(Self.normalized(value(positions[index]), numberClasses[index]))
+        }
+        return key
+    }
+
     /// Calls `body` with each level and the row's key at that level (the normalized values of the
     /// index's first `level + 1` attributes).
     private static func forEachKey(of row: some RowSource, _ positions: [Int], _ numberClasses: [NumberClass],
