@@ -1,8 +1,8 @@
 /// Posting many rows at once — every row of a block (a warm start's, a cold start's), or the new
 /// rows a merge just stored in a table: rows are grouped by their key cells level by level,
 /// hashed over the cells' bytes (``KeyHash``, ``KeyProbe``) with no `DatabaseValue` made per row,
-/// and each key's new postings are listed in one array. A key's values are made once, from its
-/// first row, for the map entry.
+/// and each level's new postings are listed in one array (``RowGroups``), a slice of it per key.
+/// A key's values are made once, from its first row, for the map entry.
 extension InMemoryIndex where ID == Int {
     /// The index on the attributes at `positions` of `schema`, over every row of `block` (the
     /// postings are row numbers). Answers as an index built by ``insert(_:row:fromLevel:)`` row
@@ -12,12 +12,13 @@ extension InMemoryIndex where ID == Int {
         guard block.count > 0 else { return index }
         block.arena.withUnsafeBytes { arena in
             group(0..<block.count, positions: positions, numberClasses: index.numberClasses, columns: block.columns,
-                  arena: arena) { level, rows, firstRows in
+                  arena: arena) { level, groups, firstRows in
                 var map: [Key: Postings] = [:]
                 map.reserveCapacity(firstRows.count)
                 for (group, first) in firstRows.enumerated() {
                     let key = index.key(level: level) { block.value(at: first, $0) }
-                    map[key] = rows[group].count == 1 ? .one(first) : .listed(rows[group])
+                    let rows = groups[group]
+                    map[key] = rows.count == 1 ? .one(first) : .listed(rows)
                 }
                 index.setMap(map, level: level)
             }
@@ -41,29 +42,27 @@ extension InMemoryIndex where ID == Int {
     }
 
     /// Groups `rows` (row numbers or slots of `columns`) by their keys, level by level, and calls
-    /// `post` with each level, the rows of each group (in `rows`' order) and each group's first
-    /// row. A group at one level is a group at the previous level split by one more cell. Groups
+    /// `post` with each level, the rows of each group (in `rows`' order: ``RowGroups``) and each
+    /// group's first row. A group at one level is a group at the previous level split by one more cell. Groups
     /// are numbered in the order of their first rows, whether a level is grouped by a table
     /// (``denseGroups(_:column:numbers:previous:parents:into:)``) or by hashing.
     private static func group<Rows: RandomAccessCollection<Int>>(
         _ rows: Rows, positions: [Int], numberClasses: [NumberClass], columns: [Column], arena: some CellBytes,
-        post: (_ level: Int, _ groups: [[Int]], _ firstRows: [Int]) -> Void
+        post: (_ level: Int, _ groups: RowGroups, _ firstRows: [Int]) -> Void
     ) where Rows.Index == Int {
         // Rows are read by their place (a block's every row stays a range, not an array made of it).
         precondition(rows.startIndex == 0, "rows to group are numbered from 0")
         // Per row (by its place in `rows`), its group at the previous level; level 0 has one group.
-        var previous = [Int32](repeating: 0, count: rows.count)
-        var current = [Int32](repeating: 0, count: rows.count)
+        var previous = FreshMemory.array(repeating: Int32(0), count: rows.count)
+        var current = FreshMemory.array(repeating: Int32(0), count: rows.count)
         var parents = 1
-        let scratch = UnsafeMutableBufferPointer<Int>.allocate(capacity: rows.count)
-        defer { scratch.deallocate() }
         for level in positions.indices {
             let column = columns[positions[level]]
             let numbers = numberClasses[level]
             defer { swap(&previous, &current) }
             if let firstPlaces = denseGroups(rows, column: column, numbers: numbers, previous: previous, parents: parents,
                                              into: &current) {
-                post(level, grouped(rows, groupOf: current, groups: firstPlaces.count, scratch: scratch), firstPlaces.map { rows[$0] })
+                post(level, RowGroups(rows, groupOf: current, groups: firstPlaces.count), firstPlaces.map { rows[$0] })
                 parents = firstPlaces.count
                 continue
             }
@@ -87,7 +86,7 @@ extension InMemoryIndex where ID == Int {
                     }
                 }
             }
-            post(level, grouped(rows, groupOf: current, groups: firstPlaces.count, scratch: scratch), firstPlaces.map { rows[$0] })
+            post(level, RowGroups(rows, groupOf: current, groups: firstPlaces.count), firstPlaces.map { rows[$0] })
             parents = firstPlaces.count
         }
     }
@@ -186,37 +185,6 @@ extension InMemoryIndex where ID == Int {
         return firstPlaces
     }
 
-    /// `rows` grouped (in their order within each group): an array per group, made from a
-    /// counting sort into `scratch` (room for `rows.count`, reused level after level). Sorted into
-    /// a fresh array and then copied out a slice per group, every row was written to fresh memory
-    /// twice: 1.6 MB a level at 100,000 rows.
-    private static func grouped<Rows: RandomAccessCollection<Int>>(
-        _ rows: Rows, groupOf: [Int32], groups: Int, scratch: UnsafeMutableBufferPointer<Int>
-    ) -> [[Int]] where Rows.Index == Int {
-        precondition(groupOf.count == rows.count && rows.count <= scratch.count, "rows to group, their groups and the room")
-        var ends = [Int](repeating: 0, count: groups + 1)
-        ends.withUnsafeMutableBufferPointer { ends in
-            groupOf.withUnsafeBufferPointer { groupOf in
-                for group in groupOf {
-                    precondition(UInt32(bitPattern: group) < UInt32(groups), "row in group \(group) of \(groups)")
-                    ends[Int(group) &+ 1] &+= 1
-                }
-            }
-        }
-        for group in 0..<groups { ends[group + 1] += ends[group] }
-        var next = ends
-        next.withUnsafeMutableBufferPointer { next in
-            groupOf.withUnsafeBufferPointer { groupOf in
-                // Every group number was checked above, and `next` stays within its group's room.
-                for place in 0..<groupOf.count {
-                    let group = Int(groupOf[place])
-                    scratch[next[group]] = rows[place]
-                    next[group] &+= 1
-                }
-            }
-        }
-        return (0..<groups).map { Array(scratch[ends[$0]..<ends[$0 + 1]]) }
-    }
 }
 
 extension KeyProbe {

@@ -26,13 +26,16 @@ struct InMemoryIndex<ID: Hashable & Sendable>: Sendable {
         /// Distinct IDs listed with no hashing: while the index was built over a block
         /// (``built(positions:schema:over:)``), or posted as new (``insertNew(_:row:)``, whose
         /// IDs no key posts yet, so the list stays distinct). Made a set by the first other change.
-        case listed([ID])
+        /// A slice: a block's build lists a level's every row in one array (``RowGroups``), a
+        /// slice of it per key; a key's first change copies its slice out, and the array lives
+        /// until no key's postings are a slice of it.
+        case listed(ArraySlice<ID>)
 
         var ids: [ID] {
             switch self {
             case .one(let id): return [id]
             case .many(let ids): return Array(ids)
-            case .listed(let ids): return ids
+            case .listed(let ids): return Array(ids)
             }
         }
 
@@ -171,7 +174,7 @@ struct InMemoryIndex<ID: Hashable & Sendable>: Sendable {
 
     private static func addNew(_ ids: some Collection<ID>, to postings: inout Postings?) {
         switch consume postings {
-        case nil: postings = ids.count == 1 ? .one(ids.first!) : .listed(Array(ids))
+        case nil: postings = ids.count == 1 ? .one(ids.first!) : .listed(ArraySlice(ids))
         case .one(let other)?: postings = .listed([other] + ids)
         case .listed(var listed)?:
             listed.append(contentsOf: ids)
@@ -193,7 +196,7 @@ struct InMemoryIndex<ID: Hashable & Sendable>: Sendable {
         case .listed(let listed)?:
             let gone = Set(ids)
             let kept = listed.filter { !gone.contains($0) }
-            postings = kept.count > 1 ? .listed(kept) : kept.first.map(Postings.one)
+            postings = kept.count > 1 ? .listed(ArraySlice(kept)) : kept.first.map(Postings.one)
         }
     }
 

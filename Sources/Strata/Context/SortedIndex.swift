@@ -43,7 +43,10 @@ struct SortedIndex: Sendable {
     static func built(over block: ColumnBlock, schema: EntitySchema) throws -> SortedIndex? {
         guard var index = try SortedIndex(schema: schema) else { return nil }
         let order = block.order(by: index.order)
-        index.slots = order.holdsInOrder(block.count) ? Array(0..<block.count) : order.sorted(Array(0..<block.count))
+        let slots: [Int] = FreshMemory.array(count: block.count) { slots in
+            for slot in slots.indices { slots.initializeElement(at: slot, to: slot) }
+        }
+        index.slots = order.holdsInOrder(block.count) ? slots : order.sorted(slots)
         index.rank()
         return index
     }
@@ -182,7 +185,11 @@ struct SortedIndex: Sendable {
 
     /// Makes ``ranks`` hold a rank for every slot below `needed`.
     private mutating func coverRanks(upTo needed: Int) {
-        if ranks.count < needed { ranks.append(contentsOf: repeatElement(0, count: needed - ranks.count)) }
+        if ranks.isEmpty {
+            ranks = FreshMemory.array(repeating: 0, count: needed)
+        } else if ranks.count < needed {
+            ranks.append(contentsOf: repeatElement(0, count: needed - ranks.count))
+        }
     }
 
     /// Sets ``ranks`` from ``slots``.

@@ -151,7 +151,7 @@ struct KeyHash: Sendable {
         var size = max(16, buckets.count)
         while size < keys * 2 { size *= 2 }
         precondition(size <= 1 << 32, "a key hash holds at most 2^31 keys")
-        var grown = [UInt64](repeating: 0, count: size)
+        var grown = FreshMemory.array(repeating: UInt64(0), count: size)
         for bucket in buckets where bucket != 0 { Self.place(bucket, in: &grown) }
         buckets = grown
     }

@@ -48,6 +48,28 @@ enum FreshMemory {
         #endif
     }
 
+    /// An array of `count` elements that `initialize` writes, its pages faulted in with one
+    /// ``populate(_:)`` first when it spans more than a few: a warm start's indexes allocate a
+    /// dozen arrays of ~100,000 elements, and written page by page each page faults on its first
+    /// write. `initialize` is given the array's storage, uninitialized, and must initialize
+    /// every element.
+    static func array<T: BitwiseCopyable>(count: Int, _ initialize: (UnsafeMutableBufferPointer<T>) -> Void) -> [T] {
+        Array(unsafeUninitializedCapacity: count) { buffer, initialized in
+            if count * MemoryLayout<T>.stride >= populateThreshold { populate(UnsafeMutableRawBufferPointer(buffer)) }
+            initialize(UnsafeMutableBufferPointer(rebasing: buffer[0..<count]))
+            initialized = count
+        }
+    }
+
+    /// An array of `count` copies of `value`: ``array(count:_:)``.
+    static func array<T: BitwiseCopyable>(repeating value: T, count: Int) -> [T] {
+        array(count: count) { $0.initialize(repeating: value) }
+    }
+
+    /// The size from which ``array(count:_:)`` populates: 16 pages. Below, a few faults cost
+    /// less than the call.
+    static let populateThreshold = 64 << 10
+
     /// The size of a transparent huge page (2 MiB on x86-64 and on arm64 with 4 KiB pages).
     static let hugePageSize = 2 << 20
 

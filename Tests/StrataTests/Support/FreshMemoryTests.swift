@@ -45,6 +45,33 @@ private struct Tally: Entity {
         #expect(FreshMemory.populate(UnsafeMutableRawBufferPointer(start: nil, count: 0)), "nothing to populate")
     }
 
+    /// `FreshMemory.array` hands its initializer exactly the array's storage, whose pages are
+    /// already resident when the array spans the threshold (a fresh allocation that size is a
+    /// mapping of its own, not yet touched), and the array holds what was written.
+    @Test func arraysAreMadeWithTheirPagesFaultedInFirst() throws {
+        for count in [0, 1, 1_000, FreshMemory.populateThreshold / 8, 300_000] {
+            var residentBeforeWriting: [Bool] = []
+            let made: [Int] = FreshMemory.array(count: count) { buffer in
+                #expect(buffer.count == count)
+                if count * 8 >= FreshMemory.populateThreshold, let base = buffer.baseAddress {
+                    // The whole pages inside the storage, before anything is written to them.
+                    let first = (UInt(bitPattern: base) + UInt(page) - 1) & ~UInt(page - 1)
+                    let end = UInt(bitPattern: base + count) & ~UInt(page - 1)
+                    if end > first, let start = UnsafeMutableRawPointer(bitPattern: first) {
+                        residentBeforeWriting = resident(start, pages: Int(end - first) / page)
+                    }
+                }
+                for index in 0..<count { (buffer.baseAddress! + index).initialize(to: index * 3) }
+            }
+            #expect(made == (0..<count).map { $0 * 3 }, "\(count) elements")
+            if count * 8 >= FreshMemory.populateThreshold {
+                #expect(!residentBeforeWriting.isEmpty && residentBeforeWriting.allSatisfy { $0 },
+                        "\(count) elements: a page of the storage was not faulted in before the initializer ran")
+            }
+        }
+        #expect(FreshMemory.array(repeating: UInt64(7), count: 40_000) == Array(repeating: 7, count: 40_000))
+    }
+
     /// The `AnonHugePages` of the mapping that holds `address`, in KiB (`/proc/self/smaps`).
     private func anonymousHugePages(at address: UnsafeMutableRawPointer) throws -> Int {
         // Read to the end (a /proc file reports no size, so a read sized by it reads nothing).
