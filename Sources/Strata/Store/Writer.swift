@@ -126,11 +126,12 @@ final class Writer {
 
     private func apply(_ operation: ChangeSet.Operation, log: inout ChangeLog.Batch) throws {
         let entity = try statements(for: operation)
-        let schema = entity.schema
+        // A save reads the schema through `entity`: a copy of it retained each of its arrays and
+        // strings for every object saved.
         switch operation {
         case .save(let save):
             let row = try save.row ?? entity.encoder.encode(save.object)
-            let key = row[schema.primaryKeyIndex]
+            let key = row[entity.schema.primaryKeyIndex]
             do {
                 switch save.mode {
                 case .insert:
@@ -147,13 +148,14 @@ final class Writer {
                 case .update:
                     try entity.statement(.update, on: connection).run(entity.updateArguments(row))
                     if connection.changes == 0 {
-                        throw StrataError(.objectNotFound, "cannot update \(schema.name) \(save.object.id): it is not in the store",
-                                          entity: schema.name, objectID: "\(save.object.id)")
+                        let name = entity.schema.name
+                        throw StrataError(.objectNotFound, "cannot update \(name) \(save.object.id): it is not in the store",
+                                          entity: name, objectID: "\(save.object.id)")
                     }
                     log.append(code: entity.code, op: ChangeLog.update, key: key)
                 }
             } catch let error as StrataError {
-                throw error.with(entity: schema.name, objectID: "\(save.object.id)")
+                throw error.with(entity: entity.schema.name, objectID: "\(save.object.id)")
             }
         case .delete(_, let id):
             // Idempotent: deleting an object that is not stored leaves it not stored, as asked
@@ -161,11 +163,13 @@ final class Writer {
             try connection.prepare(entity.deleteSQL).run([id])
             if connection.changes > 0 { log.append(code: entity.code, op: ChangeLog.delete, key: id) }
         case .bulkUpdate(_, let target, let assignments):
+            let schema = entity.schema
             let set = assignments.map { schema.attributes[schema.position(of: $0.attribute)!].column.quotedIdentifier + " = ?" }
                 .joined(separator: ", ")
             let keys = try runBulk("UPDATE \(schema.table.quotedIdentifier) SET \(set)", assignments.map(\.value), target, schema)
             log.append(code: entity.code, op: ChangeLog.update, keys: keys)
         case .bulkDelete(_, let target):
+            let schema = entity.schema
             let keys = try runBulk("DELETE FROM \(schema.table.quotedIdentifier)", [], target, schema)
             log.append(code: entity.code, op: ChangeLog.delete, keys: keys)
         }
