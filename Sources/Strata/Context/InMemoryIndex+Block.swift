@@ -43,9 +43,9 @@ extension InMemoryIndex where ID == Int {
 
     /// Groups `rows` (row numbers or slots of `columns`) by their keys, level by level, and calls
     /// `post` with each level, the rows of each group (in `rows`' order: ``RowGroups``) and each
-    /// group's first row. A group at one level is a group at the previous level split by one more cell. Groups
-    /// are numbered in the order of their first rows, whether a level is grouped by a table
-    /// (``denseGroups(_:column:numbers:previous:parents:into:)``) or by hashing.
+    /// group's first row. A group at one level is a group at the previous level split by one more
+    /// cell. Groups are numbered in the order of their first rows, whether a level is grouped by a
+    /// table (``denseGroups(_:column:numbers:previous:parents:into:)``) or by hashing.
     private static func group<Rows: RandomAccessCollection<Int>>(
         _ rows: Rows, positions: [Int], numberClasses: [NumberClass], columns: [Column], arena: some CellBytes,
         post: (_ level: Int, _ groups: RowGroups, _ firstRows: [Int]) -> Void
@@ -184,7 +184,6 @@ extension InMemoryIndex where ID == Int {
         }
         return firstPlaces
     }
-
 }
 
 extension KeyProbe {
