@@ -12,6 +12,7 @@ struct FuzzArticle: Entity {
     var score: Double
     var tags: [String]
     static let isResident = true
+    static let deferredAttributes = ["summary", "tags"]
 }
 
 struct FuzzTag: Entity {

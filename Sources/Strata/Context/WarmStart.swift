@@ -106,16 +106,18 @@ extension Store {
     ) async throws -> WarmStart {
         let start = ContinuousClock.now
         // The first chunk is read first, on its own: the first screen waits for nothing else.
-        let firstChunk = firstScreen.map { screen in
-            Task.detached(priority: .userInitiated) { SnapshotLoader(registry: registry).firstChunk(snapshotPath, of: screen.entity) }
+        var loader = SnapshotLoader(registry: registry)
+        loader.logger = configuration.logger
+        let firstChunk = firstScreen.map { [loader] screen in
+            Task.detached(priority: .userInitiated) { loader.firstChunk(snapshotPath, of: screen.entity) }
         }
         // Off the main actor: read, decompress and check the archive, and build the main
         // context's in-memory indexes over it, so that filling the context is a hand-over.
         // With a first screen to show, the rest of the archive is read once it has been tried:
         // the first chunk and the store's open then have the cores to themselves.
-        let decode = {
+        let decode = { [loader] in
             Task.detached(priority: .userInitiated) {
-                switch SnapshotLoader(registry: registry).load(snapshotPath, indexingKeys: false) {
+                switch loader.load(snapshotPath, indexingKeys: false) {
                 case .failure(let rejection): return Result<(SnapshotLoader.Loaded, [EntityTable.PreparedIndexes]), SnapshotRejection>.failure(rejection)
                 case .success(let loaded): return indexing(loaded)
                 }

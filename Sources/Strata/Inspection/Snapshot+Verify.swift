@@ -2,7 +2,8 @@ import Foundation
 
 extension Snapshot {
     /// Reads a snapshot and checks it whole, never loading it into a context: the header (magic,
-    /// format, CRC-32), every LZ4 frame of the payload (its checksum, sizes) and, when
+    /// format, CRC-32), every LZ4 frame of the payload (its checksum, sizes; deferred frames
+    /// decompressed too, as a warm start does only when their values are read) and, when
     /// `schemas` is given (a store's recorded schemas, see ``StoreInspector/entities``), that the
     /// archive was written with those schemas and that every chunk holds exactly its objects'
     /// cells, each of a storage class its attribute reads.
@@ -25,9 +26,21 @@ extension Snapshot {
             throw .undecodable("\(entry.entity): object count mismatch")
         }
         for chunk in entry.chunks {
+            var deferred: ArenaPage?
+            if chunk.deferredCompressedSize > 0 {
+                let failed = Locked(false)
+                let page = try chunk.deferredPage(from: file) { failed.withLock { $0 = true } }
+                page.fill()
+                if failed.withLock({ $0 }) { throw .checksumMismatch }
+                deferred = page
+            }
             try chunk.inflate(from: file) { (contents) throws(SnapshotRejection) in
                 guard let schema else { return }
-                _ = try ColumnBlock(archived: contents, count: chunk.objectCount, arenaSize: chunk.arenaSize, schema: schema)
+                guard schema.deferredAttributes.isEmpty == (deferred == nil) else {
+                    throw .undecodable("\(entry.entity): a chunk's frame of deferred bytes does not match the entity's deferred attributes")
+                }
+                _ = try ColumnBlock(archived: contents, count: chunk.objectCount, arenaSize: chunk.arenaSize, deferred: deferred,
+                                    schema: schema)
             }
         }
     }

@@ -23,6 +23,7 @@ enum StoredSchema {
         var isResident: Bool
         var archiveVersion: Int?
         var snapshotOrder: [SortKey]?
+        var deferredAttributes: [String]?
     }
 
     /// Decodes one recorded schema.
@@ -56,6 +57,7 @@ enum StoredSchema {
                                   fullTextAttributes: stored.fullTextAttributes, isResident: stored.isResident,
                                   archiveVersion: stored.archiveVersion ?? 1)
         schema.snapshotOrder = stored.snapshotOrder ?? []
+        schema.deferredAttributes = stored.deferredAttributes ?? []
         return schema
     }
 

@@ -70,6 +70,16 @@ public protocol Entity: Codable, Sendable, Identifiable where ID: EntityIdentifi
     /// Defaults to none (primary-key order). Changing it makes existing snapshots refused once
     /// (``SnapshotRejection/schemaChanged``).
     static var snapshotOrder: [SortKey] { get }
+    /// Text and blob attributes a warm start leaves compressed until one of their values is
+    /// first read — what a list does not show, such as an article's summary or its URL:
+    /// `["summary", "url"]`. A snapshot keeps their bytes in frames of their own, checked at
+    /// load (``Snapshot/checksum(ofChunk:)``) and decompressed a chunk at a time (5,000 objects)
+    /// on the first read of any of its values, so that the main context holds its objects
+    /// without waiting for them. The attributes must be stored as TEXT or BLOB and must not be
+    /// the primary key, part of an index or of ``snapshotOrder`` (the main context's in-memory
+    /// indexes read every value at launch). Defaults to none. Changing it makes existing
+    /// snapshots refused once (``SnapshotRejection/schemaChanged``).
+    static var deferredAttributes: [String] { get }
 
     /// Writes the object's attribute values, in schema order, for Strata's hot paths (saves,
     /// merges, bulk updates). The default goes through `Encodable`; implement it by hand (or have
@@ -92,6 +102,7 @@ extension Entity {
     public static var isResident: Bool { false }
     public static var archiveVersion: Int { 1 }
     public static var snapshotOrder: [SortKey] { [] }
+    public static var deferredAttributes: [String] { [] }
 }
 
 /// The default ``Entity/entityName``: the type's name. `String(describing:)` of a type costs

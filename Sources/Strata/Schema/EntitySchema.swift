@@ -113,6 +113,9 @@ public struct EntitySchema: Sendable, Hashable, Codable {
     /// The order a snapshot archives the objects in (``Entity/snapshotOrder``); recorded only
     /// when there is one, so that the records of entities without one are as they were.
     public var snapshotOrder: [SortKey] = []
+    /// The attributes a warm start leaves compressed until first read
+    /// (``Entity/deferredAttributes``), in schema order; recorded only when there are some.
+    public var deferredAttributes: [String] = []
 
     /// How the declaration says to evolve a stored schema (``Entity/formerAttributeNames``,
     /// ``Entity/discardedAttributes``, the attributes with an ``Entity/attributeDefaults``
@@ -129,6 +132,7 @@ public struct EntitySchema: Sendable, Hashable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case name, table, attributes, primaryKeyIndex, indexes, fullTextAttributes, isResident, archiveVersion, snapshotOrder
+        case deferredAttributes
     }
 
     init(name: String, table: String, attributes: [AttributeSchema], primaryKeyIndex: Int,
@@ -157,9 +161,11 @@ public struct EntitySchema: Sendable, Hashable, Codable {
         archiveVersion = try container.decodeIfPresent(Int.self, forKey: .archiveVersion) ?? 1
         snapshotOrder = try container.decodeIfPresent([SortKey].self, forKey: .snapshotOrder) ?? []
         buildPositions()
+        deferredAttributes = try container.decodeIfPresent([String].self, forKey: .deferredAttributes) ?? []
     }
 
-    /// Encodes the schema as `strata_entities` records it (the snapshot order only when there is one).
+    /// Encodes the schema as `strata_entities` records it (the snapshot order and the deferred
+    /// attributes only when there are some).
     public func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(name, forKey: .name)
@@ -171,6 +177,7 @@ public struct EntitySchema: Sendable, Hashable, Codable {
         try container.encode(isResident, forKey: .isResident)
         try container.encode(archiveVersion, forKey: .archiveVersion)
         if !snapshotOrder.isEmpty { try container.encode(snapshotOrder, forKey: .snapshotOrder) }
+        if !deferredAttributes.isEmpty { try container.encode(deferredAttributes, forKey: .deferredAttributes) }
     }
 
     private mutating func buildPositions() {
@@ -179,6 +186,11 @@ public struct EntitySchema: Sendable, Hashable, Codable {
 
     /// The primary-key attribute (`id`).
     public var primaryKey: AttributeSchema { attributes[primaryKeyIndex] }
+
+    /// Whether the attribute at `position` is one of ``deferredAttributes``.
+    func isDeferred(_ position: Int) -> Bool {
+        !deferredAttributes.isEmpty && deferredAttributes.contains(attributes[position].name)
+    }
 
     /// The position of an attribute, by coding key.
     public func position(of attribute: String) -> Int? { positions[attribute] }

@@ -43,7 +43,36 @@ enum SchemaReflector {
                                                     explicitDefaults: Set(E.attributeDefaults.keys))
         for key in E.snapshotOrder { _ = try schema.requirePosition(of: key.attribute) }
         declared.snapshotOrder = E.snapshotOrder
+        declared.deferredAttributes = try deferredAttributes(E.deferredAttributes, of: declared)
         return declared
+    }
+
+    /// `names` (``Entity/deferredAttributes``) in schema order, checked: each an attribute
+    /// stored as TEXT or BLOB, not the primary key, not in an index or the snapshot order (the
+    /// main context's in-memory indexes read those at launch).
+    /// - Throws: ``StrataError/Code/unknownAttribute`` or ``StrataError/Code/unsupportedAttribute``
+    ///   naming the attribute and why.
+    static func deferredAttributes(_ names: [String], of schema: EntitySchema) throws -> [String] {
+        let ordered = Set(schema.snapshotOrder.map(\.attribute)), indexed = Set(schema.indexes.flatMap(\.attributes))
+        var positions: [Int] = []
+        for name in names {
+            let position = try schema.requirePosition(of: name)
+            let attribute = schema.attributes[position]
+            let admitted = attribute.admittedCellTags
+            func refuse(_ reason: String) -> StrataError {
+                StrataError(.unsupportedAttribute, "deferred attribute \(name) of \(schema.name) \(reason)",
+                            entity: schema.name, attribute: name)
+            }
+            if position == schema.primaryKeyIndex { throw refuse("is the primary key, which a load indexes") }
+            if admitted[1] || admitted[2] {   // integer, real: `AttributeType.storageClasses`' order
+                throw refuse("is stored as a number (\(attribute.type.rawValue)); only TEXT and BLOB values can be deferred")
+            }
+            if indexed.contains(name) { throw refuse("is part of an index, which a load builds from every value") }
+            if ordered.contains(name) { throw refuse("is part of the snapshot order, which a load builds from every value") }
+            if positions.contains(position) { throw refuse("is listed twice") }
+            positions.append(position)
+        }
+        return positions.sorted().map { schema.attributes[$0].name }
     }
 
     private static func validate(_ schema: EntitySchema, columnNames: [String: String], defaults: [String: DatabaseValue]) throws {

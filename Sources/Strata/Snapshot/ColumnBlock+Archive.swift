@@ -4,7 +4,7 @@ import Foundation
 #error("snapshot chunks store cells in the host's byte order, which must be little-endian")
 #endif
 
-/// A snapshot chunk's payload (format 4): the block's cells with nothing a load can derive, so
+/// A snapshot chunk's payload (format 5): the block's cells with nothing a load can derive, so
 /// that loading is decompression and one pass over the cells, not a per-object decode.
 ///
 /// ```
@@ -12,30 +12,48 @@ import Foundation
 ///     tags     n bytes                       0 NULL, 1 integer, 2 real, 3 text, 4 blob
 ///     numbers  8 bytes per integer/real cell  the value's bits, in row order
 ///     lengths  4 bytes per text/blob cell     its byte count, in row order
-/// arena        the rest                      every text and blob cell's bytes, attribute by
-///                                            attribute, row by row, one after the other
+/// arena        the rest                      the text and blob bytes of every attribute not
+///                                            deferred, attribute by attribute, row by row, one
+///                                            after the other
 /// ```
+/// The deferred attributes' bytes (``EntitySchema/deferredAttributes``) are the chunk's
+/// *deferred bytes*, in the same order, compressed in a frame of their own: a load checks that
+/// frame's checksum and leaves it compressed until one of its values is read.
+///
 /// Integers are little-endian. A NULL cell is its tag alone; a text or blob cell's bytes start
-/// where the previous one's end, so its place in the arena is the sum of the lengths before it
-/// (format 3 stored that offset, and a zero length for every number: 28% of a chunk's
-/// decompressed bytes, which decompressed at half the speed of text).
+/// where the previous one's (of its part: arena or deferred bytes) end, so its place is the sum
+/// of the lengths before it (format 3 stored that offset, and a zero length for every number:
+/// 28% of a chunk's decompressed bytes, which decompressed at half the speed of text).
 extension ColumnBlock {
-    /// The block's cells and arena in the chunk layout, and the arena's size (the header records
-    /// it, so a load knows where the cells end before it decompresses).
-    func archived() -> (bytes: [UInt8], arenaSize: Int) {
+    /// A block in the chunk layout: its cells and arena, the arena's size (the header records
+    /// it, so a load knows where the cells end before it decompresses), and its deferred bytes.
+    struct Archived {
+        var bytes: [UInt8]
+        var arenaSize: Int
+        var deferred: [UInt8]
+    }
+
+    /// The block's cells and arena in the chunk layout, and its deferred bytes.
+    func archived() -> Archived {
         // First the sizes, and whether the block's arena already holds the bytes in the chunk's
-        // order and nothing else (a table's archive blocks do: `ColumnTable.block`), so that it
-        // is copied whole rather than cell by cell.
+        // order and nothing else (a table's archive blocks do when nothing is deferred:
+        // `ColumnTable.block`), so that it is copied whole rather than cell by cell.
         var sizes: [(numbers: Int, texts: Int)] = []
-        var next: UInt64 = 0, inOrder = true
-        for column in columns {
+        var next: UInt64 = 0, deferredSize = 0
+        var inOrder = schema.deferredAttributes.isEmpty && deferred.isEmpty
+        for (position, column) in columns.enumerated() {
             var numbers = 0, texts = 0, row = 0
+            let isDeferred = schema.isDeferred(position)
             column.tags.forEachPart { tags in
                 for tag in tags {
                     if tag >= CellTag.text {
                         texts += 1
-                        inOrder = inOrder && column.payloads[row] == next
-                        next += UInt64(column.lengths[row])
+                        if isDeferred {
+                            deferredSize += Int(column.lengths[row])
+                        } else {
+                            inOrder = inOrder && column.payloads[row] == next
+                            next += UInt64(column.lengths[row])
+                        }
                     } else if tag != CellTag.null {
                         numbers += 1
                     }
@@ -46,35 +64,46 @@ extension ColumnBlock {
         }
         let arenaSize = Int(next)
         let cellBytes = sizes.reduce(count * columns.count) { $0 + 8 * $1.numbers + 4 * $1.texts }
-        guard cellBytes + arenaSize > 0 else { return ([], 0) }
+        let source = BlockBytes(arena: arena, deferred: deferred)
+        var deferredBytes = [UInt8](repeating: 0, count: deferredSize)
+        guard cellBytes + arenaSize > 0 else { return Archived(bytes: [], arenaSize: 0, deferred: deferredBytes) }
         let bytes = [UInt8](unsafeUninitializedCapacity: cellBytes + arenaSize) { buffer, initialized in
             let raw = UnsafeMutableRawBufferPointer(buffer)
-            var offset = 0, arenaOffset = cellBytes
-            for (column, size) in zip(columns, sizes) {
-                var tagsAt = offset, numbersAt = offset + count, lengthsAt = offset + count + 8 * size.numbers
-                offset = lengthsAt + 4 * size.texts
-                var row = 0
-                column.tags.forEachPart { tags in
-                    UnsafeMutableRawBufferPointer(rebasing: raw[tagsAt..<(tagsAt + tags.count)])
-                        .copyMemory(from: UnsafeRawBufferPointer(tags))
-                    tagsAt += tags.count
-                    for tag in tags {
-                        if tag >= CellTag.text {
-                            let length = column.lengths[row]
-                            raw.storeBytes(of: length.littleEndian, toByteOffset: lengthsAt, as: UInt32.self)
-                            lengthsAt += 4
-                            if !inOrder {
-                                arena.withCellBytes(column.payloads[row], count: Int(length)) { cell in
-                                    UnsafeMutableRawBufferPointer(rebasing: raw[arenaOffset..<(arenaOffset + cell.count)])
-                                        .copyMemory(from: cell)
+            deferredBytes.withUnsafeMutableBytes { deferredRaw in
+                var offset = 0, arenaOffset = cellBytes, deferredOffset = 0
+                for (position, (column, size)) in zip(columns, sizes).enumerated() {
+                    var tagsAt = offset, numbersAt = offset + count, lengthsAt = offset + count + 8 * size.numbers
+                    offset = lengthsAt + 4 * size.texts
+                    let isDeferred = schema.isDeferred(position)
+                    var row = 0
+                    column.tags.forEachPart { tags in
+                        UnsafeMutableRawBufferPointer(rebasing: raw[tagsAt..<(tagsAt + tags.count)])
+                            .copyMemory(from: UnsafeRawBufferPointer(tags))
+                        tagsAt += tags.count
+                        for tag in tags {
+                            if tag >= CellTag.text {
+                                let length = column.lengths[row]
+                                raw.storeBytes(of: length.littleEndian, toByteOffset: lengthsAt, as: UInt32.self)
+                                lengthsAt += 4
+                                if isDeferred {
+                                    source.withCellBytes(column.payloads[row], count: Int(length)) { cell in
+                                        UnsafeMutableRawBufferPointer(rebasing: deferredRaw[deferredOffset..<(deferredOffset + cell.count)])
+                                            .copyMemory(from: cell)
+                                    }
+                                    deferredOffset += Int(length)
+                                } else if !inOrder {
+                                    source.withCellBytes(column.payloads[row], count: Int(length)) { cell in
+                                        UnsafeMutableRawBufferPointer(rebasing: raw[arenaOffset..<(arenaOffset + cell.count)])
+                                            .copyMemory(from: cell)
+                                    }
+                                    arenaOffset += Int(length)
                                 }
-                                arenaOffset += Int(length)
+                            } else if tag != CellTag.null {
+                                raw.storeBytes(of: column.payloads[row].littleEndian, toByteOffset: numbersAt, as: UInt64.self)
+                                numbersAt += 8
                             }
-                        } else if tag != CellTag.null {
-                            raw.storeBytes(of: column.payloads[row].littleEndian, toByteOffset: numbersAt, as: UInt64.self)
-                            numbersAt += 8
+                            row += 1
                         }
-                        row += 1
                     }
                 }
             }
@@ -85,14 +114,16 @@ extension ColumnBlock {
             }
             initialized = cellBytes + arenaSize
         }
-        return (bytes, arenaSize)
+        return Archived(bytes: bytes, arenaSize: arenaSize, deferred: deferredBytes)
     }
 
     /// Parses a chunk of `count` rows of `schema` whose last `arenaSize` bytes are its arena,
-    /// checking every cell (``parseArchived(_:count:schema:arenaSize:)``). Keys are not indexed
-    /// (``indexKeys()``).
-    init(archived bytes: UnsafeRawBufferPointer, count: Int, arenaSize: Int, schema: EntitySchema) throws(SnapshotRejection) {
-        guard arenaSize >= 0, arenaSize <= bytes.count else {
+    /// checking every cell (``parseArchived(_:count:schema:arenaSize:deferredSize:)``); its
+    /// deferred attributes' cells point into `deferred` (page 1 of the block, filled on first
+    /// read), which holds the chunk's deferred bytes. Keys are not indexed (``indexKeys()``).
+    init(archived bytes: UnsafeRawBufferPointer, count: Int, arenaSize: Int, deferred: ArenaPage?,
+         schema: EntitySchema) throws(SnapshotRejection) {
+        guard arenaSize >= 0, arenaSize <= bytes.count, arenaSize <= Int(UInt32.max) else {
             throw .undecodable("\(schema.name): a chunk of \(bytes.count) bytes claims an arena of \(arenaSize)")
         }
         let cells = UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - arenaSize)])
@@ -100,16 +131,21 @@ extension ColumnBlock {
         // Every cell checked before room is made for `count` rows: a count the bytes cannot
         // hold is refused, not allocated.
         try Self.checkCellBytes(cells.count, count: count, schema: schema)
-        let parsed = try Self.parseArchived(cells, count: count, schema: schema, arenaSize: arenaSize)
+        let parsed = try Self.parseArchived(cells, count: count, schema: schema, arenaSize: arenaSize,
+                                            deferredSize: deferred?.used ?? 0)
         self.init(schema: schema, capacity: count, reservesKeys: false)
         appendUnwritten(rows: count, arenaBytes: arenaSize) { columns, arenaSpace in
             for (column, writer) in zip(parsed, columns) {
                 writer.write(tags: column.tags, numbers: column.numbers, lengths: column.lengths, at: 0,
-                             bytesFrom: column.arenaStart)
+                             bytesFrom: column.isDeferred ? Self.deferredBase(page: 0) + column.arenaStart : column.arenaStart)
             }
             arenaSpace.copyMemory(from: arena)
         }
+        if let deferred { setDeferred([deferred]) }
     }
+
+    /// The payload of the first byte of a block's deferred page `page` (``ColumnBlock/deferred``).
+    static func deferredBase(page: Int) -> UInt64 { UInt64(page + 1) << 32 }
 
     /// The least bytes a row of `schema` takes in a chunk: a tag per attribute, and a number or a
     /// length for each one that cannot be NULL.
@@ -155,20 +191,24 @@ extension ColumnBlock {
         let numbers: UnsafeRawBufferPointer
         /// The text and blob cells' byte counts, 4 bytes each, in row order.
         let lengths: UnsafeRawBufferPointer
-        /// Where the first text or blob cell's bytes start in the chunk's arena.
+        /// Where the first text or blob cell's bytes start in the chunk's arena, or in its
+        /// deferred bytes for a deferred attribute.
         let arenaStart: UInt64
+        /// Whether the attribute is deferred (``EntitySchema/deferredAttributes``).
+        let isDeferred: Bool
     }
 
     /// Parses the cells of a chunk of `count` rows of `schema`, checking every one: a known tag
     /// that the attribute reads (``AttributeSchema/admittedCellTags``: the schema's one rule; NULL
     /// only where it is optional), the numbers and lengths its tags call for and no byte more,
-    /// and text and blob lengths that add up to exactly the `arenaSize` bytes of the arena.
+    /// and text and blob lengths that add up to exactly the `arenaSize` bytes of the arena — and,
+    /// for the deferred attributes, to exactly the chunk's `deferredSize` deferred bytes.
     static func parseArchived(_ cells: UnsafeRawBufferPointer, count: Int, schema: EntitySchema,
-                              arenaSize: Int) throws(SnapshotRejection) -> [ArchivedColumn] {
+                              arenaSize: Int, deferredSize: Int) throws(SnapshotRejection) -> [ArchivedColumn] {
         var columns: [ArchivedColumn] = []
         columns.reserveCapacity(schema.attributes.count)
-        var offset = 0, arenaUsed: UInt64 = 0
-        for attribute in schema.attributes {
+        var offset = 0, arenaUsed: UInt64 = 0, deferredUsed: UInt64 = 0
+        for (position, attribute) in schema.attributes.enumerated() {
             guard count <= cells.count - offset else {
                 throw .undecodable("\(schema.name).\(attribute.name): a chunk's cells end before its \(count) objects' tags")
             }
@@ -197,14 +237,21 @@ extension ColumnBlock {
             offset += numbers * 8
             let lengthBytes = UnsafeRawBufferPointer(rebasing: cells[offset..<(offset + texts * 4)])
             offset += texts * 4
-            columns.append(ArchivedColumn(tags: tags, numbers: numberBytes, lengths: lengthBytes, arenaStart: arenaUsed))
-            for text in 0..<texts { arenaUsed += UInt64(lengthBytes.loadUnaligned(fromByteOffset: text * 4, as: UInt32.self)) }
+            let isDeferred = schema.isDeferred(position)
+            var used = isDeferred ? deferredUsed : arenaUsed
+            columns.append(ArchivedColumn(tags: tags, numbers: numberBytes, lengths: lengthBytes, arenaStart: used,
+                                          isDeferred: isDeferred))
+            for text in 0..<texts { used += UInt64(lengthBytes.loadUnaligned(fromByteOffset: text * 4, as: UInt32.self)) }
+            if isDeferred { deferredUsed = used } else { arenaUsed = used }
         }
         guard offset == cells.count else {
             throw .undecodable("\(schema.name): a chunk's cells hold \(cells.count - offset) bytes more than its \(count) objects")
         }
         guard arenaUsed == UInt64(arenaSize) else {
             throw .undecodable("\(schema.name): a chunk's text and blob cells hold \(arenaUsed) bytes, its arena \(arenaSize)")
+        }
+        guard deferredUsed == UInt64(deferredSize) else {
+            throw .undecodable("\(schema.name): a chunk's deferred cells hold \(deferredUsed) bytes, its deferred bytes \(deferredSize)")
         }
         return columns
     }

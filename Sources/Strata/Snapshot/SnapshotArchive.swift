@@ -55,26 +55,31 @@ enum SnapshotArchive {
         var fileSize: Int { header.count + chunks.reduce(0) { $0 + $1.count } }
     }
 
-    /// Encodes and compresses every section's chunks (in parallel) and builds the header.
+    /// Encodes and compresses every section's chunks (in parallel) and builds the header. An
+    /// entity with deferred attributes gets a second frame per chunk, of their bytes, right after
+    /// the chunk's frame.
     static func encode(_ sections: [Section], storeID: UUID, generation: Int64, schemas: [EntitySchema]) throws -> Written {
         let jobs = sections.enumerated().flatMap { section in section.element.chunks.indices.map { (section.offset, $0) } }
         let compressed = try Parallel.run(jobs.map { section, chunk in
-            { @Sendable () throws -> (Data, Int, Int) in
-                let raw = sections[section].chunks[chunk].archived()
-                return (try raw.bytes.withUnsafeBytes { try LZ4Frame.compress($0) }, raw.bytes.count, raw.arenaSize)
+            { @Sendable () throws -> (frame: Data, deferred: Data, layout: SnapshotHeader.ChunkLayout) in
+                let block = sections[section].chunks[chunk]
+                let raw = block.archived()
+                let frame = try raw.bytes.withUnsafeBytes { try LZ4Frame.compress($0) }
+                let deferred = block.schema.deferredAttributes.isEmpty
+                    ? Data() : try raw.deferred.withUnsafeBytes { try LZ4Frame.compress($0) }
+                return (frame, deferred, .init(compressed: frame.count, uncompressed: raw.bytes.count, objects: block.count,
+                                               arena: raw.arenaSize, checksum: frame.withUnsafeBytes { XXH64.hash($0) },
+                                               deferredCompressed: deferred.count, deferred: raw.deferred.count,
+                                               deferredChecksum: deferred.isEmpty ? 0 : deferred.withUnsafeBytes { XXH64.hash($0) }))
             }
         })
-        var layout: [(entity: String, fingerprint: UInt64,
-                      chunks: [(compressed: Int, uncompressed: Int, objects: Int, arena: Int, checksum: UInt64)])] =
+        var layout: [(entity: String, fingerprint: UInt64, chunks: [SnapshotHeader.ChunkLayout])] =
             sections.map { ($0.schema.name, fingerprint($0.schema), []) }
-        for (index, (section, chunk)) in jobs.enumerated() {
-            let (frame, uncompressed, arena) = compressed[index]
-            layout[section].chunks.append((frame.count, uncompressed, sections[section].chunks[chunk].count, arena,
-                                           frame.withUnsafeBytes { XXH64.hash($0) }))
-        }
+        for (index, (section, _)) in jobs.enumerated() { layout[section].chunks.append(compressed[index].layout) }
         let header = SnapshotHeader.encode(storeID: storeID, generation: generation, createdAt: Date(),
                                            schemaFingerprint: fingerprint(schemas), sections: layout)
-        return Written(header: header.bytes, chunks: compressed.map(\.0), described: header.header)
+        return Written(header: header.bytes, chunks: compressed.flatMap { [$0.frame, $0.deferred] }.filter { !$0.isEmpty },
+                       described: header.header)
     }
 
     /// Decompresses and parses one section's chunks in parallel, each job taking the next chunk
@@ -91,19 +96,44 @@ enum SnapshotArchive {
     /// touched by the jobs, in parallel: on first touch, fresh memory costs more than the copy
     /// into it. A bad chunk fails the whole load, so arena bytes written before its cells were
     /// checked are never read.
-    static func section(_ entry: SnapshotHeader.Entry, in file: UnsafeRawBufferPointer,
-                        schema: EntitySchema) throws(SnapshotRejection) -> LoadedSection {
+    ///
+    /// A chunk's deferred frame (``EntitySchema/deferredAttributes``) is checked against its
+    /// checksum and copied, still compressed, into memory of the process's own (so that nothing
+    /// done to the file afterwards reaches it), and becomes the block's deferred page for the
+    /// chunk (``ColumnBlock/deferred``): decompressed on the first read of any of its bytes. A
+    /// frame that then fails to decompress (the file was crafted so that its checksums match
+    /// frames that are not LZ4: a damaged one fails its checksum here) leaves the page zeroed
+    /// and is reported to `deferredFailure` with the chunk's number.
+    static func section(_ entry: SnapshotHeader.Entry, in file: UnsafeRawBufferPointer, schema: EntitySchema,
+                        deferredFailure: @escaping @Sendable (_ chunk: Int) -> Void = { _ in }) throws(SnapshotRejection) -> LoadedSection {
         // Where each chunk's rows and arena bytes start, and how many cell and arena bytes it has.
         var places: [(row: Int, arena: Int, cells: Int, arenaBytes: Int)] = []
         var rows = 0, arenaBytes = 0
+        let defers = !schema.deferredAttributes.isEmpty
         for chunk in entry.chunks {
             let cells = chunk.uncompressedSize - chunk.arenaSize   // the header checked the arena fits
             try ColumnBlock.checkCellBytes(cells, count: chunk.objectCount, schema: schema)
+            guard defers ? chunk.deferredCompressedSize > 0 : chunk.deferredCompressedSize == 0 && chunk.deferredSize == 0 else {
+                throw .undecodable("\(entry.entity): a chunk \(defers ? "lacks" : "has") a frame of deferred bytes, "
+                                   + "which the entity \(defers ? "defers" : "does not defer")")
+            }
             places.append((rows, arenaBytes, cells, chunk.arenaSize))
             rows += chunk.objectCount
             arenaBytes += chunk.arenaSize
         }
         guard rows == entry.objectCount else { throw .undecodable("\(entry.entity): object count mismatch") }
+        // With deferred pages after it, the arena is page 0 of the cells' payloads: under 4 GiB.
+        guard !defers || arenaBytes <= Int(UInt32.max) else {
+            throw .undecodable("\(entry.entity): an arena of \(arenaBytes) bytes beside deferred attributes (at most 4 GiB)")
+        }
+        let pages = Locked([Int: ArenaPage]())
+        // Every chunk's deferred frame copied into one allocation, each job its own chunks' range.
+        var frameStarts: [Int] = [], frameBytes = 0
+        for chunk in entry.chunks {
+            frameStarts.append(frameBytes)
+            frameBytes += chunk.deferredCompressedSize
+        }
+        let frames = defers ? CompressedFrames(byteCount: frameBytes) : nil
         var block = ColumnBlock(schema: schema, capacity: rows, reservesKeys: false)
         let jobs = min(Parallel.cores, entry.chunks.count)
         let largest = places.map(\.cells).max() ?? 0
@@ -121,7 +151,7 @@ enum SnapshotArchive {
             FreshMemory.preferHugePages(arena)
             // Chunks are taken in file order by whichever thread is free; a bad one stops the
             // handing out, and every earlier chunk was taken before it and is finished.
-            Parallel.forEach(entry.chunks.count, threads: jobs) { [places] job, index in
+            Parallel.forEach(entry.chunks.count, threads: jobs) { [places, frameStarts] job, index in
                 do throws(SnapshotRejection) {
                     let chunk = entry.chunks[index], place = places[index]
                     let cells = UnsafeMutableRawBufferPointer(rebasing: shared[job][0..<place.cells])
@@ -129,10 +159,18 @@ enum SnapshotArchive {
                     FreshMemory.populate(bytes)
                     try chunk.inflate(from: file, with: decompressors[job], into: [cells, bytes])
                     let parsed = try ColumnBlock.parseArchived(UnsafeRawBufferPointer(cells), count: chunk.objectCount,
-                                                               schema: schema, arenaSize: place.arenaBytes)
+                                                               schema: schema, arenaSize: place.arenaBytes,
+                                                               deferredSize: chunk.deferredSize)
                     for (column, writer) in zip(parsed, columns) {
                         writer.write(tags: column.tags, numbers: column.numbers, lengths: column.lengths, at: place.row,
-                                     bytesFrom: UInt64(place.arena) + column.arenaStart)
+                                     bytesFrom: column.isDeferred ? ColumnBlock.deferredBase(page: index) + column.arenaStart
+                                        : UInt64(place.arena) + column.arenaStart)
+                    }
+                    if let frames {
+                        let page = try chunk.deferredPage(from: file, copyingInto: frames, at: frameStarts[index]) {
+                            deferredFailure(index)
+                        }
+                        pages.withLock { $0[index] = page }
                     }
                     return true
                 } catch {
@@ -143,6 +181,7 @@ enum SnapshotArchive {
         }
         // The first bad chunk in the file's order is the one reported, whichever job met it first.
         if let (_, failure) = failures.withLock({ $0.min { $0.key < $1.key } }) { throw failure }
+        if defers { block.setDeferred(pages.withLock { pages in entry.chunks.indices.compactMap { pages[$0] } }) }
         return LoadedSection(block: block)
     }
 }
@@ -160,6 +199,34 @@ extension SnapshotHeader.Chunk {
         try decompressor.decompress(frame, into: parts)
     }
 
+    /// This chunk's deferred frame in `file`, checked against its ``deferredChecksum`` and copied
+    /// into `frames` from `start` (memory of the process's own), as an ``ArenaPage`` of its
+    /// ``deferredSize`` bytes that decompresses the copy on the first read of any of them. A
+    /// frame that does not decompress to exactly its size leaves the page zeroed and calls `failed`.
+    /// - Throws: ``SnapshotRejection/checksumMismatch`` when a byte of the frame differs from what
+    ///   was written.
+    func deferredPage(from file: UnsafeRawBufferPointer, copyingInto frames: CompressedFrames, at start: Int,
+                      failed: @escaping @Sendable () -> Void) throws(SnapshotRejection) -> ArenaPage {
+        let frame = UnsafeRawBufferPointer(rebasing: file[deferredOffset..<end])
+        guard XXH64.hash(frame) == deferredChecksum else { throw .checksumMismatch }
+        let copied = frames.copy(frame, to: start)
+        return ArenaPage(deferred: deferredSize, filledBy: DeferredBytes { page in
+            do throws(SnapshotRejection) {
+                try frames.decompress(copied, into: page)
+                return true
+            } catch {
+                failed()
+                return false
+            }
+        })
+    }
+
+    /// ``deferredPage(from:copyingInto:at:failed:)`` into memory of its own.
+    func deferredPage(from file: UnsafeRawBufferPointer,
+                      failed: @escaping @Sendable () -> Void) throws(SnapshotRejection) -> ArenaPage {
+        try deferredPage(from: file, copyingInto: CompressedFrames(byteCount: deferredCompressedSize), at: 0, failed: failed)
+    }
+
     /// Decompresses this chunk of `file` into a temporary buffer and hands its contents to `body`.
     func inflate<T>(from file: UnsafeRawBufferPointer,
                     _ body: (UnsafeRawBufferPointer) throws(SnapshotRejection) -> T) throws(SnapshotRejection) -> T {
@@ -167,6 +234,42 @@ extension SnapshotHeader.Chunk {
         defer { buffer.deallocate() }
         try inflate(from: file, with: LZ4Frame.Decompressor(), into: [buffer])
         return try body(UnsafeRawBufferPointer(buffer))
+    }
+}
+
+/// LZ4 frames copied out of a snapshot file — a section's deferred frames, one after the other
+/// in one allocation — kept compressed until each is decompressed, once, into its page. Freed
+/// with the last page that has not decompressed its frame yet.
+///
+/// `@unchecked Sendable`, and safe: its bytes are written only by ``copy(_:to:)``, which a
+/// load's jobs call on disjoint ranges (each its own chunks') before the load returns and
+/// anything can read them (``Parallel/forEach(_:threads:_:)`` returns when every job has); after
+/// that they are only read.
+final class CompressedFrames: @unchecked Sendable {
+    private let bytes: UnsafeMutableRawBufferPointer
+
+    /// Room for `byteCount` bytes of frames, not touched yet.
+    init(byteCount: Int) {
+        bytes = .allocate(byteCount: Swift.max(byteCount, 1), alignment: 8)
+        FreshMemory.preferHugePages(bytes)
+    }
+
+    deinit { bytes.deallocate() }
+
+    /// Copies `frame` to `start` (its pages faulted in with one call first) and returns where it is.
+    func copy(_ frame: UnsafeRawBufferPointer, to start: Int) -> Range<Int> {
+        let range = start..<(start + frame.count)
+        guard let source = frame.baseAddress, !frame.isEmpty else { return range }
+        let destination = UnsafeMutableRawBufferPointer(rebasing: bytes[range])
+        FreshMemory.populate(destination)
+        destination.copyMemory(from: UnsafeRawBufferPointer(start: source, count: frame.count))
+        return range
+    }
+
+    /// Decompresses the frame at `range` into `page`, which it must fill exactly
+    /// (``LZ4Frame/decompress(_:into:)``).
+    func decompress(_ range: Range<Int>, into page: UnsafeMutableRawBufferPointer) throws(SnapshotRejection) {
+        try LZ4Frame.decompress(UnsafeRawBufferPointer(rebasing: bytes[range]), into: [page])
     }
 }
 

@@ -10,7 +10,7 @@ public struct SnapshotHeader: Sendable, Hashable {
     static let largestExpansion = 256
 
     /// The format version this build writes and reads.
-    public static let currentFormatVersion: UInt32 = 4
+    public static let currentFormatVersion: UInt32 = 5
 
     /// The file's format version (``currentFormatVersion`` when this build wrote it).
     public let formatVersion: UInt32
@@ -37,17 +37,18 @@ public struct SnapshotHeader: Sendable, Hashable {
         public let objectCount: Int
         /// The section's LZ4 frames, in file order.
         public let chunks: [Chunk]
-        /// The section's payload size before compression.
-        public var uncompressedBytes: Int { chunks.reduce(0) { $0 + $1.uncompressedSize } }
-        /// The section's payload size in the file.
-        public var compressedBytes: Int { chunks.reduce(0) { $0 + $1.compressedSize } }
+        /// The section's payload size before compression, deferred bytes included.
+        public var uncompressedBytes: Int { chunks.reduce(0) { $0 + $1.uncompressedSize + $1.deferredSize } }
+        /// The section's payload size in the file, deferred frames included.
+        public var compressedBytes: Int { chunks.reduce(0) { $0 + $1.compressedSize + $1.deferredCompressedSize } }
         /// Where the section's compressed bytes are in the file.
-        public var byteRange: Range<Int> {
-            (chunks.first?.offset ?? 0)..<((chunks.last.map { $0.offset + $0.compressedSize }) ?? 0)
-        }
+        public var byteRange: Range<Int> { (chunks.first?.offset ?? 0)..<(chunks.last?.end ?? 0) }
     }
 
-    /// One LZ4 frame of a section, compressed independently (so chunks compress and decompress in parallel).
+    /// One chunk of a section: an LZ4 frame of its objects' cells and arena, and — for an entity
+    /// with ``EntitySchema/deferredAttributes`` — a second frame right after it, of the deferred
+    /// attributes' bytes. Each is compressed independently (so chunks compress and decompress in
+    /// parallel, and a deferred frame when first read).
     public struct Chunk: Sendable, Hashable {
         /// Where the frame starts in the file.
         public let offset: Int
@@ -63,6 +64,19 @@ public struct SnapshotHeader: Sendable, Hashable {
         /// XXH64 (seed 0) of the frame's bytes in the file (``Snapshot/checksum(ofChunk:)``),
         /// checked before the frame is decompressed.
         public let checksum: UInt64
+        /// The size of the deferred frame in the file (at ``deferredOffset``); 0 when the entity
+        /// defers nothing.
+        public let deferredCompressedSize: Int
+        /// The size of the deferred attributes' bytes, decompressed.
+        public let deferredSize: Int
+        /// XXH64 (seed 0) of the deferred frame's bytes in the file, checked when the archive is
+        /// loaded (the frame is decompressed when one of its values is first read).
+        public let deferredChecksum: UInt64
+
+        /// Where the deferred frame starts: right after the chunk's frame.
+        public var deferredOffset: Int { offset + compressedSize }
+        /// Where the chunk's frames end.
+        public var end: Int { deferredOffset + deferredCompressedSize }
     }
 
     /// The payload size of every section before compression.
@@ -72,11 +86,21 @@ public struct SnapshotHeader: Sendable, Hashable {
     /// The number of archived objects, every entity together.
     public var objectCount: Int { entities.reduce(0) { $0 + $1.objectCount } }
 
+    /// A chunk's record in the header: offset, sizes, objects, arena and checksum, then the
+    /// deferred frame's size, its decompressed size and its checksum, 8 bytes each.
+    static let chunkRecordSize = 72
+
+    /// What the header records of a chunk written (its offset follows from the ones before).
+    struct ChunkLayout {
+        var compressed: Int, uncompressed: Int, objects: Int, arena: Int, checksum: UInt64
+        var deferredCompressed: Int, deferred: Int, deferredChecksum: UInt64
+    }
+
     /// Writes the header for sections whose chunks start right after it.
     /// Returns the bytes and the header they describe (what ``decode(_:)`` would read back from
     /// the whole file), so a writer never has to decode what it just built.
     static func encode(storeID: UUID, generation: Int64, createdAt: Date, schemaFingerprint: UInt64,
-                       sections: [(entity: String, fingerprint: UInt64, chunks: [(compressed: Int, uncompressed: Int, objects: Int, arena: Int, checksum: UInt64)])])
+                       sections: [(entity: String, fingerprint: UInt64, chunks: [ChunkLayout])])
         -> (bytes: Data, header: SnapshotHeader) {
         func body(payloadStart: Int) -> Data {
             var writer = ByteWriter()
@@ -98,7 +122,10 @@ public struct SnapshotHeader: Sendable, Hashable {
                     writer.append(UInt64(chunk.objects))
                     writer.append(UInt64(chunk.arena))
                     writer.append(chunk.checksum)
-                    offset += chunk.compressed
+                    writer.append(UInt64(chunk.deferredCompressed))
+                    writer.append(UInt64(chunk.deferred))
+                    writer.append(chunk.deferredChecksum)
+                    offset += chunk.compressed + chunk.deferredCompressed
                 }
             }
             return writer.data
@@ -118,9 +145,11 @@ public struct SnapshotHeader: Sendable, Hashable {
             Entry(entity: section.entity, schemaFingerprint: section.fingerprint,
                   objectCount: section.chunks.reduce(0) { $0 + $1.objects },
                   chunks: section.chunks.map { chunk in
-                      defer { offset += chunk.compressed }
+                      defer { offset += chunk.compressed + chunk.deferredCompressed }
                       return Chunk(offset: offset, compressedSize: chunk.compressed, uncompressedSize: chunk.uncompressed,
-                                   objectCount: chunk.objects, arenaSize: chunk.arena, checksum: chunk.checksum)
+                                   objectCount: chunk.objects, arenaSize: chunk.arena, checksum: chunk.checksum,
+                                   deferredCompressedSize: chunk.deferredCompressed, deferredSize: chunk.deferred,
+                                   deferredChecksum: chunk.deferredChecksum)
                   })
         }
         let described = SnapshotHeader(formatVersion: currentFormatVersion, storeID: storeID, generation: generation,
@@ -135,8 +164,9 @@ public struct SnapshotHeader: Sendable, Hashable {
         return try decode(bytes, checksumPositions: &positions)
     }
 
-    /// ``decode(_:)``, also listing where each chunk's ``Chunk/checksum`` is in `bytes`, in
-    /// order (for the fuzzer, which writes checksums that match its mutations).
+    /// ``decode(_:)``, also listing where each chunk's ``Chunk/checksum`` and
+    /// ``Chunk/deferredChecksum`` are in `bytes`, two per chunk, in order (for the fuzzer, which
+    /// writes checksums that match its mutations).
     static func decode(_ bytes: UnsafeRawBufferPointer,
                        checksumPositions: inout [Int]) throws(SnapshotRejection) -> SnapshotHeader {
         if bytes.isEmpty { throw .empty }
@@ -171,30 +201,40 @@ public struct SnapshotHeader: Sendable, Hashable {
                 let entityFingerprint = try reader.read(UInt64.self)
                 let objects = try reader.readSize()
                 let chunkCount = Int(try reader.read(UInt32.self))
-                guard chunkCount <= reader.remaining / 48 else { throw SnapshotRejection.truncated }
+                guard chunkCount <= reader.remaining / Self.chunkRecordSize else { throw SnapshotRejection.truncated }
                 var chunks: [Chunk] = []
                 for _ in 0..<chunkCount {
                     let offset = try reader.readSize(), compressedSize = try reader.readSize()
                     let uncompressedSize = try reader.readSize(), objectCount = try reader.readSize()
                     let arenaSize = try reader.readSize()
                     checksumPositions.append(reader.offset)
+                    let checksum = try reader.read(UInt64.self)
+                    let deferredCompressedSize = try reader.readSize(), deferredSize = try reader.readSize()
+                    checksumPositions.append(reader.offset)
                     let chunk = Chunk(offset: offset, compressedSize: compressedSize, uncompressedSize: uncompressedSize,
-                                      objectCount: objectCount, arenaSize: arenaSize, checksum: try reader.read(UInt64.self))
-                    guard chunk.offset >= 0, chunk.compressedSize >= 0, chunk.offset <= bytes.count,
-                          chunk.compressedSize <= bytes.count - chunk.offset else { throw SnapshotRejection.truncated }
+                                      objectCount: objectCount, arenaSize: arenaSize, checksum: checksum,
+                                      deferredCompressedSize: deferredCompressedSize, deferredSize: deferredSize,
+                                      deferredChecksum: try reader.read(UInt64.self))
+                    guard chunk.offset >= 0, chunk.compressedSize >= 0, chunk.deferredCompressedSize >= 0,
+                          chunk.offset <= bytes.count, chunk.compressedSize <= bytes.count - chunk.offset,
+                          chunk.deferredCompressedSize <= bytes.count - chunk.deferredOffset else { throw SnapshotRejection.truncated }
                     // LZ4 makes at most 255 bytes of each byte it reads: a larger claim is a lie that
                     // would make a loader allocate what the file cannot fill (a crafted header with a
                     // good CRC asked for terabytes).
                     // Each object takes at least a tag (a byte) of its cells, and the arena is the
                     // end of the bytes; the entity's schema bounds the cells closer when the
                     // section is read (ColumnBlock.checkCellBytes).
+                    // A page holds at most 4 GiB: the arena and the deferred bytes are each one page.
                     guard chunk.uncompressedSize >= 0, chunk.objectCount >= 0, chunk.arenaSize >= 0,
                           chunk.uncompressedSize <= chunk.compressedSize * Self.largestExpansion,
                           chunk.arenaSize <= chunk.uncompressedSize,
-                          chunk.objectCount <= chunk.uncompressedSize - chunk.arenaSize else {
+                          chunk.objectCount <= chunk.uncompressedSize - chunk.arenaSize,
+                          chunk.deferredSize >= 0, chunk.deferredSize <= Int(UInt32.max),
+                          chunk.deferredSize <= chunk.deferredCompressedSize * Self.largestExpansion else {
                         throw SnapshotRejection.undecodable("a chunk of \(chunk.compressedSize) bytes claims "
                                                             + "\(chunk.uncompressedSize) decompressed, an arena of \(chunk.arenaSize) "
-                                                            + "and \(chunk.objectCount) objects")
+                                                            + "and \(chunk.objectCount) objects, and \(chunk.deferredSize) deferred "
+                                                            + "bytes in \(chunk.deferredCompressedSize)")
                     }
                     chunks.append(chunk)
                 }

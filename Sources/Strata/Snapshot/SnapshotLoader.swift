@@ -1,7 +1,9 @@
 import Foundation
+import Logging
 
 /// Reads a snapshot file and decodes it whole — or rejects it whole: a snapshot is never
-/// partially loaded.
+/// partially loaded. (Deferred attributes' frames are checked whole and decompressed when first
+/// read: ``SnapshotArchive/section(_:in:schema:deferredFailure:)``.)
 struct SnapshotLoader {
     struct Loaded: Sendable {
         let header: SnapshotHeader
@@ -9,6 +11,8 @@ struct SnapshotLoader {
     }
 
     let registry: SchemaRegistry
+    /// Where a deferred frame that fails to decompress when first read is reported (critical).
+    var logger = Logger(label: "strata")
 
     /// Reads and checks the archive at `path`; with `indexingKeys` false, its blocks' keys are
     /// left for the caller to index (``indexKeys(_:)``), alongside other work.
@@ -17,14 +21,14 @@ struct SnapshotLoader {
             // The keys are indexed once the file is unmapped: the index and the mapping are then
             // never in memory together.
             let parsed = try Snapshot.map(path).withUnsafeBytes { bytes in
-                Result { () throws(SnapshotRejection) -> Loaded in try decodeOrThrow(bytes) }
+                Result { () throws(SnapshotRejection) -> Loaded in try decodeOrThrow(bytes, path: path) }
             }.get()
             return indexingKeys ? try Self.indexingKeys(parsed) : parsed
         }
     }
 
     func decode(_ bytes: UnsafeRawBufferPointer) -> Result<Loaded, SnapshotRejection> {
-        Result { () throws(SnapshotRejection) -> Loaded in try Self.indexingKeys(try decodeOrThrow(bytes)) }
+        Result { () throws(SnapshotRejection) -> Loaded in try Self.indexingKeys(try decodeOrThrow(bytes, path: nil)) }
     }
 
     /// Indexes every section's keys: two objects with one key are refused.
@@ -45,13 +49,24 @@ struct SnapshotLoader {
         return LoadedSection(block: block)
     }
 
-    private func decodeOrThrow(_ bytes: UnsafeRawBufferPointer) throws(SnapshotRejection) -> Loaded {
+    private func decodeOrThrow(_ bytes: UnsafeRawBufferPointer, path: String?) throws(SnapshotRejection) -> Loaded {
         let header = try SnapshotHeader.decode(bytes)
         var sections: [LoadedSection] = []
         for (entry, schema) in zip(header.entities, try header.matchedSchemas(registry.schemas)) {
-            sections.append(try SnapshotArchive.section(entry, in: bytes, schema: schema))
+            sections.append(try SnapshotArchive.section(entry, in: bytes, schema: schema,
+                                                        deferredFailure: deferredFailure(entry.entity, path: path)))
         }
         return Loaded(header: header, sections: sections)
+    }
+
+    /// Reports that a deferred frame of `entity`'s section failed to decompress when first read.
+    private func deferredFailure(_ entity: String, path: String?) -> @Sendable (Int) -> Void {
+        { [logger] chunk in
+            logger.critical("a snapshot's deferred values do not decompress: they read as zero bytes", metadata: [
+                "snapshot": "\(path ?? "(bytes)")", "entity": "\(entity)", "chunk": "\(chunk)",
+                "why": "its checksums match frames that are not LZ4: the file was made to pass them; remove it",
+            ])
+        }
     }
 }
 
@@ -105,12 +120,20 @@ public struct SnapshotSummary: Sendable {
 public enum SnapshotFuzzing {
     /// Decodes `bytes` as a snapshot of `entities` — header, checksums, every section, every
     /// object — and returns the number of objects, or the rejection. Never traps. Each entity's
-    /// first chunk is also read alone first, as a warm start's first screen reads it.
+    /// first chunk is also read alone first, as a warm start's first screen reads it. Every
+    /// deferred frame is then decompressed, as first reads would, and one that fails is reported
+    /// as ``SnapshotRejection/checksumMismatch``.
     public static func decode(_ bytes: UnsafeRawBufferPointer, entities: [any Entity.Type]) -> Result<Int, SnapshotRejection> {
         guard let registry = try? SchemaRegistry(entities) else { return .failure(.schemaChanged) }
-        let loader = SnapshotLoader(registry: registry)
-        for schema in registry.schemas { _ = loader.firstChunk(of: schema.name, in: bytes) }
-        return loader.decode(bytes).map { $0.sections.reduce(0) { $0 + $1.count } }
+        var loader = SnapshotLoader(registry: registry)
+        loader.logger = Logger(label: "strata.fuzzing") { _ in SwiftLogNoOpLogHandler() }
+        for schema in registry.schemas {
+            if case .success(let chunk) = loader.firstChunk(of: schema.name, in: bytes) { _ = chunk.block.fillDeferred() }
+        }
+        return loader.decode(bytes).flatMap { loaded in
+            loaded.sections.allSatisfy { $0.block.fillDeferred() }
+                ? .success(loaded.sections.reduce(0) { $0 + $1.count }) : .failure(.checksumMismatch)
+        }
     }
 }
 
@@ -132,11 +155,10 @@ extension SnapshotFuzzing {
         var positions: [Int] = []
         guard let header = repaired.withUnsafeBytes({ try? SnapshotHeader.decode($0, checksumPositions: &positions) })
         else { return repaired }
-        let chunks = header.entities.flatMap(\.chunks)
-        for (chunk, position) in zip(chunks, positions) {
-            let checksum = repaired.withUnsafeBytes {
-                XXH64.hash(UnsafeRawBufferPointer(rebasing: $0[chunk.offset..<(chunk.offset + chunk.compressedSize)]))
-            }
+        let frames = header.entities.flatMap(\.chunks).flatMap { [$0.offset..<$0.deferredOffset, $0.deferredOffset..<$0.end] }
+        for (frame, position) in zip(frames, positions) {
+            // No deferred frame is recorded with a checksum of 0, as the writer records it.
+            let checksum = frame.isEmpty ? 0 : repaired.withUnsafeBytes { XXH64.hash(UnsafeRawBufferPointer(rebasing: $0[frame])) }
             withUnsafeBytes(of: checksum.littleEndian) { repaired.replaceSubrange(position..<(position + 8), with: $0) }
         }
         writeCRC(&repaired)
@@ -190,8 +212,15 @@ extension SnapshotLoader {
                   let chunk = header.entities[number].chunks.first else {
                 throw .undecodable("the archive holds no \(entity)")
             }
+            let schema = schemas[number]
+            guard schema.deferredAttributes.isEmpty ? chunk.deferredCompressedSize == 0 : chunk.deferredCompressedSize > 0 else {
+                throw .undecodable("\(entity): a chunk's frame of deferred bytes does not match the entity's deferred attributes")
+            }
+            let deferred = schema.deferredAttributes.isEmpty
+                ? nil : try chunk.deferredPage(from: bytes, failed: { deferredFailure(entity, path: nil)(0) })
             var block = try chunk.inflate(from: bytes) { (contents) throws(SnapshotRejection) in
-                try ColumnBlock(archived: contents, count: chunk.objectCount, arenaSize: chunk.arenaSize, schema: schemas[number])
+                try ColumnBlock(archived: contents, count: chunk.objectCount, arenaSize: chunk.arenaSize, deferred: deferred,
+                                schema: schema)
             }
             do {
                 try block.indexKeys()

@@ -112,7 +112,7 @@ struct Column: Sendable {
     }
 
     /// The value of the cell at `slot`, its text or blob bytes read from `arena`.
-    func value(at slot: Int, arena: some CellArena) -> DatabaseValue {
+    func value(at slot: Int, arena: some CellBytes) -> DatabaseValue {
         let payload = payloads[slot]
         switch tags[slot] {
         case CellTag.integer: return .integer(Int64(bitPattern: payload))

@@ -14,6 +14,10 @@ struct ColumnBlock: Sendable {
     private(set) var count = 0
     private(set) var columns: [Column]
     private(set) var arena: [UInt8] = []
+    /// The pages of a loaded block's deferred attributes (``Entity/deferredAttributes``), one per
+    /// snapshot chunk, each filled on the first read of any of its bytes: a cell in page `n`
+    /// carries `n + 1` in its payload's high 32 bits (page 0 is ``arena``, under 4 GiB then).
+    private(set) var deferred: [ArenaPage] = []
     /// Primary key → row, for every row (``KeyHash``).
     private(set) var keyIndex = KeyHash()
 
@@ -30,17 +34,33 @@ struct ColumnBlock: Sendable {
     }
 
     /// A block made of parsed cells whose keys are not indexed yet (see ``indexKeys()``).
-    init(schema: EntitySchema, count: Int, columns: [Column], arena: [UInt8]) {
+    init(schema: EntitySchema, count: Int, columns: [Column], arena: [UInt8], deferred: [ArenaPage] = []) {
         self.schema = schema
         self.count = count
         self.columns = columns
         self.arena = arena
+        self.deferred = deferred
     }
 
     // MARK: Reading
 
     /// The value of `attribute` in row `row`.
-    func value(at row: Int, _ attribute: Int) -> DatabaseValue { columns[attribute].value(at: row, arena: arena) }
+    func value(at row: Int, _ attribute: Int) -> DatabaseValue {
+        deferred.isEmpty ? columns[attribute].value(at: row, arena: arena)
+            : columns[attribute].value(at: row, arena: BlockBytes(arena: arena, deferred: deferred))
+    }
+
+    /// A block's cell bytes with its deferred pages: page 0 the arena, page `n + 1` the deferred page `n`.
+    struct BlockBytes: CellBytes {
+        let arena: [UInt8]
+        let deferred: [ArenaPage]
+
+        func withCellBytes<R>(_ payload: UInt64, count: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+            let page = Int(truncatingIfNeeded: payload >> 32)
+            guard page > 0, count > 0 else { return try arena.withCellBytes(page > 0 ? 0 : payload, count: count, body) }
+            return try body(deferred[page - 1].bytes(Int(truncatingIfNeeded: payload & 0xFFFF_FFFF), count))
+        }
+    }
 
     /// Compares this block's rows in `sort` (then by key), cell by cell in place (``RowOrder``).
     func order(by sort: [(position: Int, ascending: Bool)]) -> RowOrder<[UInt8]> {
@@ -120,6 +140,17 @@ struct ColumnBlock: Sendable {
         try indexKeys(of: first..<count)
     }
 
+    /// Gives the block the deferred pages its cells point at (a loaded section's, one per chunk).
+    mutating func setDeferred(_ pages: [ArenaPage]) { deferred = pages }
+
+    /// Fills every deferred page now (as first reads would) and returns whether each filled.
+    func fillDeferred() -> Bool {
+        deferred.allSatisfy { page in
+            page.fill()
+            return page.deferred?.failed != true
+        }
+    }
+
     /// Appends `rows` rows and `arenaBytes` arena bytes left unwritten, and calls `body` with a
     /// writer per column and the new arena bytes, which several threads may write at once, each
     /// its own rows and bytes (``Column/DisjointWriter``): a snapshot's chunks are loaded in
@@ -172,7 +203,7 @@ struct ColumnBlock: Sendable {
     }
 
     /// Gives up the block's storage to a table adopting it.
-    consuming func parts() -> (columns: [Column], arena: [UInt8], keyIndex: KeyHash) {
-        (columns, arena, keyIndex)
+    consuming func parts() -> (columns: [Column], arena: [UInt8], deferred: [ArenaPage], keyIndex: KeyHash) {
+        (columns, arena, deferred, keyIndex)
     }
 }

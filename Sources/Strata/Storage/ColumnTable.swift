@@ -506,9 +506,11 @@ final class ColumnTable {
         }
         let rows = block.count
         let parts = block.parts()
-        // The block's arena becomes the first page, its offsets the payloads as they are.
-        guard let adopted = PagedArena(adopting: parts.arena) else {
-            let block = ColumnBlock(schema: schema, count: rows, columns: parts.columns, arena: parts.arena)
+        // The block's arena becomes the first page, its offsets the payloads as they are; its
+        // deferred pages the next ones, numbered as its cells number them.
+        guard let adopted = PagedArena(adopting: parts.arena, deferred: parts.deferred) else {
+            let block = ColumnBlock(schema: schema, count: rows, columns: parts.columns, arena: parts.arena,
+                                    deferred: parts.deferred)
             for row in 0..<rows { upsert(block.row(at: row), version: version) }
             return
         }
@@ -525,6 +527,9 @@ final class ColumnTable {
         count = rows
         garbageByteCount = 0
     }
+
+    /// How many of the arena's deferred pages have been filled (read), of how many.
+    var deferredPages: (filled: Int, total: Int) { arena.deferredPages }
 
     /// The rows in `slots`, in that order, as a block with an arena of their own (keys not
     /// indexed): what a snapshot archives.

@@ -53,28 +53,38 @@ struct PagedArena: CellArena, Sendable {
     /// The room a new page is made with.
     static let pageSize = 1 << 20
 
-    /// A block's arena, adopted as it is: page 0 when not empty.
+    /// A block's arena, adopted as it is: page 0 when not empty, or when deferred pages follow.
     private var adopted: [UInt8] = []
     /// The other pages, numbered after the adopted one; the last is the one appended to.
     private var pages: [ArenaPage] = []
     /// The bytes held, in every page.
     private(set) var count = 0
+    /// The number of the first page of ``pages``: 1 after an adopted page, else 0.
+    private var firstRawPage = 0
 
     init() {}
 
-    /// An arena whose only page is `bytes` (a block's arena: its cells' offsets are their
-    /// payloads as they are), or nil when it is too large for one page (4 GiB).
-    init?(adopting bytes: [UInt8]) {
+    /// An arena whose first page is `bytes` (a block's arena: its cells' offsets are their
+    /// payloads as they are) and whose next pages are `deferred`, numbered from 1 (a loaded
+    /// block's deferred pages: ``ColumnBlock/deferred``), or nil when `bytes` is too large for
+    /// one page (4 GiB).
+    init?(adopting bytes: [UInt8], deferred: [ArenaPage] = []) {
         guard bytes.count <= Int(UInt32.max) else { return nil }
         adopted = bytes
-        count = bytes.count
+        pages = deferred
+        count = bytes.count + deferred.reduce(0) { $0 + $1.used }
+        firstRawPage = bytes.isEmpty && deferred.isEmpty ? 0 : 1
     }
 
-    /// The number of the first raw page: 1 after an adopted page, else 0.
-    private var firstRawPage: Int { adopted.isEmpty ? 0 : 1 }
+    /// How many of the arena's deferred pages (``ArenaPage/init(deferred:filledBy:)``) have been
+    /// filled, of how many.
+    var deferredPages: (filled: Int, total: Int) {
+        let deferred = pages.compactMap(\.deferred)
+        return (deferred.filter(\.filled).count, deferred.count)
+    }
 
     /// The bytes each page holds, in page order.
-    var pageSizes: [Int] { (adopted.isEmpty ? [] : [adopted.count]) + pages.map(\.used) }
+    var pageSizes: [Int] { (firstRawPage == 0 ? [] : [adopted.count]) + pages.map(\.used) }
 
     func withCellBytes<R>(_ payload: UInt64, count: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         guard count > 0 else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
@@ -119,22 +129,39 @@ struct PagedArena: CellArena, Sendable {
 
 /// A page of a ``PagedArena``: raw memory, the first `used` bytes of it written.
 ///
+/// A deferred page (``init(deferred:filledBy:)``) is full from the start and is written once,
+/// by its ``DeferredBytes`` fill, on the first read of any of its bytes.
+///
 /// `@unchecked Sendable`, and safe: its memory and `used` are written only by ``append(_:count:)``,
 /// which a `PagedArena` calls only on its last page and only after `isKnownUniquelyReferenced`
 /// proved the arena holds the page's only reference (or made it just now), and which a
 /// ``CellRows`` calls only on the page it is making, before the initializer returns and anything
 /// else can hold it (its property is a `let`, never written again); a page two holders
-/// share — in any isolation — is only read, and a reader's reference keeps it alive. So nothing
-/// in it is written while another thread can read it.
+/// share — in any isolation — is only read, and a reader's reference keeps it alive. A deferred
+/// page is never appended to (it has no room), and its memory is written only by its fill,
+/// which ``bytes(_:_:)`` runs to completion — once, under ``DeferredBytes``' lock — before it
+/// hands out any of it. So nothing in it is written while another thread can read it.
 final class ArenaPage: @unchecked Sendable {
     private let start: UnsafeMutableRawPointer
     private let capacity: Int
     /// The bytes written.
     private(set) var used = 0
+    /// For a deferred page, what fills it on first read.
+    let deferred: DeferredBytes?
 
     init(capacity: Int) {
         self.capacity = capacity
         start = .allocate(byteCount: capacity, alignment: 1)
+        deferred = nil
+    }
+
+    /// A page of `size` bytes, all in use, written by `fill` on the first read of any of them:
+    /// until then its memory is reserved, not touched.
+    init(deferred size: Int, filledBy fill: DeferredBytes) {
+        capacity = size
+        used = size
+        start = .allocate(byteCount: Swift.max(size, 1), alignment: 1)
+        deferred = fill
     }
 
     deinit { start.deallocate() }
@@ -142,9 +169,15 @@ final class ArenaPage: @unchecked Sendable {
     /// The bytes still free.
     var room: Int { capacity - used }
 
-    /// The `count` bytes from `offset`.
+    /// Fills a deferred page now, as the first read of its bytes would; nothing for another page.
+    func fill() {
+        if let deferred { deferred.fillOnce(UnsafeMutableRawBufferPointer(start: start, count: capacity)) }
+    }
+
+    /// The `count` bytes from `offset` (a deferred page's filled first).
     func bytes(_ offset: Int, _ count: Int) -> UnsafeRawBufferPointer {
         precondition(offset >= 0 && count <= used - offset, "bytes \(offset)..<\(offset + count) of an arena page of \(used)")
+        if let deferred { deferred.fillOnce(UnsafeMutableRawBufferPointer(start: start, count: capacity)) }
         return UnsafeRawBufferPointer(start: start + offset, count: count)
     }
 

@@ -7,7 +7,7 @@ import Strata
 /// (100,000 by default) — which is what the snapshot warm start fills back in at launch. The
 /// `(feedID, isRead)` index serves per-feed unread counts, the `isStarred` one the starred count
 /// (in SQL, and from the main context's in-memory indexes); titles and summaries are indexed for
-/// full-text search.
+/// full-text search. Summaries and URLs are deferred: a warm launch decompresses them when read.
 public struct Article: Entity, Equatable {
     public var id: String
     public var feedID: Int64
@@ -25,6 +25,9 @@ public struct Article: Entity, Equatable {
     /// The reader opens on its newest articles: snapshots keep them first, so that a warm launch
     /// shows the first screen from the archive's first chunk.
     public static let snapshotOrder = [Attribute("published").descending]
+    /// The list shows titles; an article's summary and URL are read when it is opened: a warm
+    /// launch leaves them compressed until then (two thirds of the archive's bytes).
+    public static let deferredAttributes = ["summary", "url"]
 
     public init(id: String, feedID: Int64, title: String, summary: String, url: URL, published: Date,
                 isRead: Bool, isStarred: Bool) {

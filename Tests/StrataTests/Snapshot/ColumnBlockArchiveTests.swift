@@ -64,24 +64,25 @@ private struct ArchivedRow: Entity {
     private func parse(_ bytes: [UInt8], count: Int, arenaSize: Int) throws(SnapshotRejection) -> ColumnBlock {
         let result = bytes.withUnsafeBytes { raw in
             Result { () throws(SnapshotRejection) -> ColumnBlock in
-                try ColumnBlock(archived: raw, count: count, arenaSize: arenaSize, schema: schema)
+                try ColumnBlock(archived: raw, count: count, arenaSize: arenaSize, deferred: nil, schema: schema)
             }
         }
         return try result.get()
     }
 
-    private func parse(_ archived: (bytes: [UInt8], arenaSize: Int), count: Int) throws(SnapshotRejection) -> ColumnBlock {
+    private func parse(_ archived: ColumnBlock.Archived, count: Int) throws(SnapshotRejection) -> ColumnBlock {
         try parse(archived.bytes, count: count, arenaSize: archived.arenaSize)
     }
 
     /// A file holding one section made of `chunks` (each a chunk's bytes, arena size and object
     /// count), each compressed and checksummed as a snapshot writes it, whatever its cells hold.
-    private func archive(_ chunks: [(archived: (bytes: [UInt8], arenaSize: Int), count: Int)]) throws
+    private func archive(_ chunks: [(archived: ColumnBlock.Archived, count: Int)]) throws
         -> (file: Data, entry: SnapshotHeader.Entry) {
         let frames = try chunks.map { chunk in try chunk.archived.bytes.withUnsafeBytes { try LZ4Frame.compress($0) } }
         let layout = zip(chunks, frames).map { chunk, frame in
-            (compressed: frame.count, uncompressed: chunk.archived.bytes.count, objects: chunk.count,
-             arena: chunk.archived.arenaSize, checksum: frame.withUnsafeBytes { XXH64.hash($0) })
+            SnapshotHeader.ChunkLayout(compressed: frame.count, uncompressed: chunk.archived.bytes.count, objects: chunk.count,
+                                       arena: chunk.archived.arenaSize, checksum: frame.withUnsafeBytes { XXH64.hash($0) },
+                                       deferredCompressed: 0, deferred: 0, deferredChecksum: 0)
         }
         let (header, described) = SnapshotHeader.encode(
             storeID: UUID(), generation: 1, createdAt: Date(), schemaFingerprint: SnapshotArchive.fingerprint([schema]),
@@ -90,7 +91,7 @@ private struct ArchivedRow: Entity {
     }
 
     /// What a load makes of the section: its chunks decompressed, checked and joined, in parallel.
-    private func load(_ chunks: [(archived: (bytes: [UInt8], arenaSize: Int), count: Int)]) throws -> ColumnBlock {
+    private func load(_ chunks: [(archived: ColumnBlock.Archived, count: Int)]) throws -> ColumnBlock {
         let (file, entry) = try archive(chunks)
         let result = file.withUnsafeBytes { bytes in
             Result { () throws(SnapshotRejection) -> LoadedSection in try SnapshotArchive.section(entry, in: bytes, schema: schema) }
@@ -191,7 +192,8 @@ private struct ArchivedRow: Entity {
                       ("truncated arena", "its arena"), ("an arena larger than the chunk", "claims an arena")])
     func aChunkBreakingACellRuleIsRefused(_ breakage: String, _ said: String) throws {
         let block = try sampleBlock()
-        var (bytes, arenaSize) = block.archived()
+        let archived = block.archived()
+        var bytes = archived.bytes, arenaSize = archived.arenaSize
         var count = block.count
         let layout = parts(of: bytes, count: count)
         switch breakage {
