@@ -137,15 +137,12 @@ extension ColumnBlock {
         appendUnwritten(rows: count, arenaBytes: arenaSize) { columns, arenaSpace in
             for (column, writer) in zip(parsed, columns) {
                 writer.write(tags: column.tags, numbers: column.numbers, lengths: column.lengths, at: 0,
-                             bytesFrom: column.isDeferred ? Self.deferredBase(page: 0) + column.arenaStart : column.arenaStart)
+                             bytesFrom: column.isDeferred ? Self.deferredPayloadBase(page: 0) + column.arenaStart : column.arenaStart)
             }
             arenaSpace.copyMemory(from: arena)
         }
         if let deferred { setDeferred([deferred]) }
     }
-
-    /// The payload of the first byte of a block's deferred page `page` (``ColumnBlock/deferred``).
-    static func deferredBase(page: Int) -> UInt64 { UInt64(page + 1) << 32 }
 
     /// The least bytes a row of `schema` takes in a chunk: a tag per attribute, and a number or a
     /// length for each one that cannot be NULL.

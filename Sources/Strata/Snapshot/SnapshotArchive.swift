@@ -1,8 +1,9 @@
 import Foundation
 
 /// Encodes and decodes snapshot payloads: per entity, chunks of up to ``objectsPerChunk``
-/// objects in column form (``ColumnBlock``, the layout contexts hold them in), each an LZ4 frame,
-/// compressed and decompressed in parallel.
+/// objects in column form (``ColumnBlock``, the layout contexts hold them in), each an LZ4 frame
+/// (and a second one of its deferred attributes' bytes, for an entity that has some), compressed
+/// and decompressed in parallel.
 enum SnapshotArchive {
     static let objectsPerChunk = 5_000
     /// The objects in a section's first chunk: a few screens of a list, decompressed and checked
@@ -49,6 +50,7 @@ enum SnapshotArchive {
     /// What a write produced.
     struct Written: Sendable {
         let header: Data
+        /// The payload's frames, in file order (a chunk's deferred frame right after it).
         let chunks: [Data]
         /// What `header` says, as a reader decodes it.
         let described: SnapshotHeader
@@ -163,7 +165,7 @@ enum SnapshotArchive {
                                                                deferredSize: chunk.deferredSize)
                     for (column, writer) in zip(parsed, columns) {
                         writer.write(tags: column.tags, numbers: column.numbers, lengths: column.lengths, at: place.row,
-                                     bytesFrom: column.isDeferred ? ColumnBlock.deferredBase(page: index) + column.arenaStart
+                                     bytesFrom: column.isDeferred ? ColumnBlock.deferredPayloadBase(page: index) + column.arenaStart
                                         : UInt64(place.arena) + column.arenaStart)
                     }
                     if let frames {

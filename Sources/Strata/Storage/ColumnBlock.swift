@@ -50,6 +50,10 @@ struct ColumnBlock: Sendable {
             : columns[attribute].value(at: row, arena: BlockBytes(arena: arena, deferred: deferred))
     }
 
+    /// The payload of the first byte of deferred page `page`: the page's number plus one in the
+    /// high 32 bits (0 is the arena's), as ``BlockBytes`` and a table adopting the block read it.
+    static func deferredPayloadBase(page: Int) -> UInt64 { UInt64(page + 1) << 32 }
+
     /// A block's cell bytes with its deferred pages: page 0 the arena, page `n + 1` the deferred page `n`.
     struct BlockBytes: CellBytes {
         let arena: [UInt8]
