@@ -4,23 +4,24 @@ import Synchronization
 /// them, by whichever thread reads first (a warm start's deferred attributes,
 /// ``Entity/deferredAttributes``: a snapshot chunk's compressed frame, decompressed into the page).
 ///
-/// Thread-safe without `@unchecked`: the fill is taken out under a lock, so exactly one thread
-/// runs it, and the others wait on the lock until it has; `isFilled` is set (releasing) only
-/// after the page's bytes are written, and every read of them passes ``fillOnce(_:)`` first,
-/// which returns once it has seen it set (acquiring) or filled the page itself. So every read of
-/// a deferred page happens after its one write.
+/// Thread-safe without `@unchecked`: the fill is taken out under a lock (``Locked``: a pthread
+/// mutex, which ThreadSanitizer sees — it reported `Synchronization.Mutex`'s futex as no lock at
+/// all), so exactly one thread runs it, and the others wait on the lock until it has; `isFilled`
+/// is set (releasing) only after the page's bytes are written, and every read of them passes
+/// ``fillOnce(_:)`` first, which returns once it has seen it set (acquiring) or filled the page
+/// itself. So every read of a deferred page happens after its one write.
 final class DeferredBytes: Sendable {
     /// Writes exactly the page's bytes into the buffer given, and returns whether it could; a
     /// failed fill leaves the page zeroed. Set to nil once run, releasing what it holds (the
     /// compressed frame).
     typealias Fill = @Sendable (UnsafeMutableRawBufferPointer) -> Bool
 
-    private let fill: Mutex<Fill?>
+    private let fill: Locked<Fill?>
     private let isFilled = Atomic<Bool>(false)
     private let didFail = Atomic<Bool>(false)
 
     init(_ fill: @escaping Fill) {
-        self.fill = Mutex(fill)
+        self.fill = Locked(fill)
     }
 
     /// Fills `page` unless it has been filled: the first caller runs the fill, any caller at the
