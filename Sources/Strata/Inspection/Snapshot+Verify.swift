@@ -28,17 +28,14 @@ extension Snapshot {
         for chunk in entry.chunks {
             var deferred: ArenaPage?
             if chunk.deferredCompressedSize > 0 {
-                let failed = Locked(false)
-                let page = try chunk.deferredPage(from: file) { failed.withLock { $0 = true } }
-                page.fill()
-                if failed.withLock({ $0 }) { throw .checksumMismatch }
+                let page = try chunk.deferredPage(from: file) {}
+                page.fill()   // decompressed now, as a first read would
+                if page.deferred?.failed == true { throw .checksumMismatch }
                 deferred = page
             }
             try chunk.inflate(from: file) { (contents) throws(SnapshotRejection) in
                 guard let schema else { return }
-                guard schema.deferredAttributes.isEmpty == (deferred == nil) else {
-                    throw .undecodable("\(entry.entity): a chunk's frame of deferred bytes does not match the entity's deferred attributes")
-                }
+                try chunk.checkDeferredFrame(of: schema)
                 _ = try ColumnBlock(archived: contents, count: chunk.objectCount, arenaSize: chunk.arenaSize, deferred: deferred,
                                     schema: schema)
             }

@@ -115,10 +115,7 @@ enum SnapshotArchive {
         for chunk in entry.chunks {
             let cells = chunk.uncompressedSize - chunk.arenaSize   // the header checked the arena fits
             try ColumnBlock.checkCellBytes(cells, count: chunk.objectCount, schema: schema)
-            guard defers ? chunk.deferredCompressedSize > 0 : chunk.deferredCompressedSize == 0 && chunk.deferredSize == 0 else {
-                throw .undecodable("\(entry.entity): a chunk \(defers ? "lacks" : "has") a frame of deferred bytes, "
-                                   + "which the entity \(defers ? "defers" : "does not defer")")
-            }
+            try chunk.checkDeferredFrame(of: schema)
             places.append((rows, arenaBytes, cells, chunk.arenaSize))
             rows += chunk.objectCount
             arenaBytes += chunk.arenaSize
@@ -199,6 +196,17 @@ extension SnapshotHeader.Chunk {
         let frame = UnsafeRawBufferPointer(rebasing: file[offset..<(offset + compressedSize)])
         guard XXH64.hash(frame) == checksum else { throw .checksumMismatch }
         try decompressor.decompress(frame, into: parts)
+    }
+
+    /// Checks that this chunk has a deferred frame exactly when `schema` defers attributes (and,
+    /// without one, no deferred bytes): the one rule a load, a first chunk and a verify check.
+    /// - Throws: ``SnapshotRejection/undecodable(_:)`` naming the entity.
+    func checkDeferredFrame(of schema: EntitySchema) throws(SnapshotRejection) {
+        let defers = !schema.deferredAttributes.isEmpty
+        guard defers ? deferredCompressedSize > 0 : deferredCompressedSize == 0 && deferredSize == 0 else {
+            throw .undecodable("\(schema.name): a chunk \(defers ? "lacks" : "has") a frame of deferred bytes, "
+                               + "which the entity \(defers ? "defers" : "does not defer")")
+        }
     }
 
     /// This chunk's deferred frame in `file`, checked against its ``deferredChecksum`` and copied

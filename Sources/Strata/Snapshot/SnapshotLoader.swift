@@ -213,9 +213,7 @@ extension SnapshotLoader {
                 throw .undecodable("the archive holds no \(entity)")
             }
             let schema = schemas[number]
-            guard schema.deferredAttributes.isEmpty ? chunk.deferredCompressedSize == 0 : chunk.deferredCompressedSize > 0 else {
-                throw .undecodable("\(entity): a chunk's frame of deferred bytes does not match the entity's deferred attributes")
-            }
+            try chunk.checkDeferredFrame(of: schema)
             let deferred = schema.deferredAttributes.isEmpty
                 ? nil : try chunk.deferredPage(from: bytes, failed: { deferredFailure(entity, path: nil)(0) })
             var block = try chunk.inflate(from: bytes) { (contents) throws(SnapshotRejection) in
