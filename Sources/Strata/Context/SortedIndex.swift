@@ -146,7 +146,7 @@ struct SortedIndex: Sendable {
     /// held rows — an import of articles newer than those held, or older than a few newest ones —
     /// ranking only them and the shorter side of the gap, so that no slot is searched for but the
     /// first and most ranks stay. Returns false, changing nothing, otherwise.
-    private mutating func placeInOneGap(_ fresh: [Int], _ rows: RowOrder<PagedArena>) -> Bool {
+    private mutating func placeInOneGap(_ fresh: [Int], _ rows: RowOrder<PagedArena.Filled>) -> Bool {
         guard let firstFresh = fresh.first, let lastFresh = fresh.last, !slots.isEmpty else { return false }
         let gap = rows.boundary(of: firstFresh, in: slots, from: 0)
         if gap < slots.count, !rows.precedes(lastFresh, slots[gap]) { return false }

@@ -137,9 +137,14 @@ final class ColumnTable {
         return row
     }
 
-    /// Compares this table's rows in `sort` (then by key), cell by cell in place (``RowOrder``).
-    func order(by sort: [(position: Int, ascending: Bool)]) -> RowOrder<PagedArena> {
-        RowOrder(columns: columns, arena: arena, sort: sort, keyPosition: schema.primaryKeyIndex)
+    /// Compares this table's rows in `sort` (then by key), cell by cell in place (``RowOrder``),
+    /// reading the arena's pages as they are (``PagedArena/filled(deferred:)``): when a sort
+    /// attribute is deferred (only a query's sort can name one), every deferred page is filled
+    /// first — a sort by it reads it in every row it orders. The key never is.
+    func order(by sort: [(position: Int, ascending: Bool)]) -> RowOrder<PagedArena.Filled> {
+        let deferred = sort.contains { schema.isDeferred($0.position) }
+        return RowOrder(columns: columns, arena: arena.filled(deferred: deferred), sort: sort,
+                        keyPosition: schema.primaryKeyIndex)
     }
 
     /// Calls `body` with the table's columns and arena as they are (retained, not copied): for

@@ -82,6 +82,39 @@ struct DeferredNote: Entity, Equatable {
         try await warm.store.close()
     }
 
+    /// Ordering rows reads their cells as they are (``PagedArena/filled(deferred:)``): by the key
+    /// or by attributes held in memory, no deferred byte is read; by a deferred attribute, every
+    /// deferred page is filled first, and the order is SQL's (NULL first, ties by key).
+    @Test func ordersReadDeferredValuesOnlyWhenTheySortByThem() async throws {
+        let directory = try TemporaryDirectory()
+        let (db, file, notes) = try await seed(directory)
+        let warm = try await Store.openWarm(at: db, snapshot: file, entities: Self.entities)
+        #expect(warm.outcome == .used)
+        let main = warm.mainContext
+        let table = try main.graph.table(DeferredNote.self).saved
+
+        #expect(try main.ids(matching: Query<DeferredNote>(where: Attribute("rank") >= Int64(0))) == notes.map(\.id),
+                "in key order")
+        let byTitle = try main.ids(matching: Query<DeferredNote>(sortedBy: [Attribute("title").descending], limit: 30))
+        #expect(byTitle == Array(notes.sorted { ($0.title, $1.id) > ($1.title, $0.id) }.prefix(30).map(\.id)))
+        #expect(table.deferredPages == (0, 4), "orders by the key and by a title read no deferred byte")
+
+        let byBody = try main.ids(matching: Query<DeferredNote>(sortedBy: [Attribute("body").ascending], limit: 40))
+        let expected = notes.sorted { lhs, rhs in
+            switch (lhs.body, rhs.body) {
+            case (nil, nil): return lhs.id < rhs.id
+            case (nil, _): return true
+            case (_, nil): return false
+            case let (left?, right?):
+                return Array(left.utf8).lexicographicallyPrecedes(Array(right.utf8))
+                    || (left.utf8.elementsEqual(right.utf8) && lhs.id < rhs.id)
+            }
+        }
+        #expect(byBody == Array(expected.prefix(40).map(\.id)))
+        #expect(table.deferredPages == (4, 4), "an order by a deferred attribute read it in every row")
+        try await warm.store.close()
+    }
+
     /// Many threads reading the same chunks' deferred values at once: each page is filled once,
     /// and every reader sees the whole of it (ThreadSanitizer runs this suite in CI).
     @Test func concurrentFirstReadsAgree() async throws {
