@@ -14,6 +14,7 @@ extension Benchmark {
         let expectedPage = DataSet.newestFirst(data.articles.filter { !$0.isRead }).map(\.id)
         var rawFirstPage: [Double] = []
         var filledQuery: [Double] = []
+        var strataTimes: [ProcessTimes] = []
         var kept: WarmStart?
         var outcomes: Set<String> = []
         for repetition in 0..<options.repetitions {
@@ -32,6 +33,7 @@ extension Benchmark {
 
             let region = Region("P5", .strata, objects: articles.count)
             region.begin()
+            let times = ProcessTimes.now()
             let start = ContinuousClock.now
             var page: [Article] = [], shown: ContinuousClock.Instant?
             let opened = try await StrataPeer.openWarm(strataPath, snapshot: snapshotPath) { articles in
@@ -39,7 +41,9 @@ extension Benchmark {
                 shown = ContinuousClock.now
             }
             let filled = ContinuousClock.now
+            let spent = ProcessTimes.now().since(times)
             region.end()
+            strataTimes.append(spent)
             let readable = try shown ?? { throw BenchmarkError("the first screen was not shown") }()
             try expect(opened.showedFirstScreenEarly, "P5b's first screen is shown from the archive's first chunk")
             warm.add(.strata, filled - start)
@@ -54,9 +58,13 @@ extension Benchmark {
             kept = opened
             log("P5 repetition \(repetition + 1): raw \(format(warm, .raw)), GRDB Codable \(format(warm, .grdb)), GRDB "
                 + "hand-written \(format(warm, .grdbHandWritten)), Strata \(format(filled - start)) (\(opened.outcome)), "
-                + "first page \(format(readable - start))")
+                + "first page \(format(readable - start)); Strata's CPU: user \(String(format: "%.1f", spent.user)), kernel "
+                + "\(String(format: "%.1f", spent.system)) ms, \(spent.minorFaults) page faults")
         }
         warm.notes.append("snapshot outcome: " + outcomes.sorted().joined(separator: ", "))
+        warm.details["strata CPU ms in user code, median (every thread)"] = Statistics(strataTimes.map(\.user))?.median
+        warm.details["strata CPU ms in the kernel, median (mostly fresh memory faulted in)"] = Statistics(strataTimes.map(\.system))?.median
+        warm.details["strata CPU ms in the kernel, max"] = Statistics(strataTimes.map(\.system))?.max
         firstPage.details["raw open + first-50 SQL query ms"] = Statistics(rawFirstPage)?.median
         firstPage.details["the same page from the filled main context ms"] = Statistics(filledQuery)?.median
         firstPage.notes.append("Store.openWarm(…firstScreen:) shows the page from the archive's first chunk (Article.snapshotOrder: "
