@@ -12,24 +12,32 @@ extension Benchmark {
                                   target: "≤ 1.3× raw fetch-all", [.ratio(.raw, 1.3)])
         var kept: (Store, MainContext)?
         let coldRepetitions = wants("P6") ? options.repetitions : 1
+        var strataTimes: [ProcessTimes] = []
         for repetition in 0..<coldRepetitions {
             if let (store, _) = kept {
                 try await store.close()
                 kept = nil
             }
             try fetchAllReferences(into: &cold)
+            let times = ProcessTimes.now()
             let (store, main) = try await measure(&cold, .strata, objects: articles.count) { () async throws -> (Store, MainContext) in
                 let store = try await StrataPeer.open(strataPath)
                 let main = store.mainContext
                 try await main.loadResidentEntities()
                 return (store, main)
             }
+            let spent = ProcessTimes.now().since(times)
+            strataTimes.append(spent)
             try expect(main.registeredCount(Article.self) == articles.count, "Strata cold start holds every article")
             kept = (store, main)
             log("P6 repetition \(repetition + 1): raw \(format(cold, .raw)), GRDB Codable \(format(cold, .grdb)), "
-                + "GRDB hand-written \(format(cold, .grdbHandWritten)), Strata \(format(cold, .strata))")
+                + "GRDB hand-written \(format(cold, .grdbHandWritten)), Strata \(format(cold, .strata)); Strata's CPU: "
+                + "user \(String(format: "%.1f", spent.user)), kernel \(String(format: "%.1f", spent.system)) ms, "
+                + "\(spent.minorFaults) page faults")
         }
         guard let (store, main) = kept else { return }
+        cold.details["strata CPU ms in user code, median (every thread)"] = Statistics(strataTimes.map(\.user))?.median
+        cold.details["strata CPU ms in the kernel, median"] = Statistics(strataTimes.map(\.system))?.median
         if wants("P6") { record(cold) }
         if wantsAny("P8", "P8b") { try queryScenarios(main) }
         try await snapshotWriteScenario(main)
