@@ -31,13 +31,10 @@ extension Benchmark {
             try expect(main.registeredCount(Article.self) == articles.count, "Strata cold start holds every article")
             kept = (store, main)
             log("P6 repetition \(repetition + 1): raw \(format(cold, .raw)), GRDB Codable \(format(cold, .grdb)), "
-                + "GRDB hand-written \(format(cold, .grdbHandWritten)), Strata \(format(cold, .strata)); Strata's CPU: "
-                + "user \(String(format: "%.1f", spent.user)), kernel \(String(format: "%.1f", spent.system)) ms, "
-                + "\(spent.minorFaults) page faults")
+                + "GRDB hand-written \(format(cold, .grdbHandWritten)), Strata \(format(cold, .strata)); Strata's CPU: \(spent.description)")
         }
         guard let (store, main) = kept else { return }
-        cold.details["strata CPU ms in user code, median (every thread)"] = Statistics(strataTimes.map(\.user))?.median
-        cold.details["strata CPU ms in the kernel, median"] = Statistics(strataTimes.map(\.system))?.median
+        ProcessTimes.record(strataTimes, in: &cold)
         if wants("P6") { record(cold) }
         if wantsAny("P8", "P8b") { try queryScenarios(main) }
         try await snapshotWriteScenario(main)

@@ -58,13 +58,10 @@ extension Benchmark {
             kept = opened
             log("P5 repetition \(repetition + 1): raw \(format(warm, .raw)), GRDB Codable \(format(warm, .grdb)), GRDB "
                 + "hand-written \(format(warm, .grdbHandWritten)), Strata \(format(filled - start)) (\(opened.outcome)), "
-                + "first page \(format(readable - start)); Strata's CPU: user \(String(format: "%.1f", spent.user)), kernel "
-                + "\(String(format: "%.1f", spent.system)) ms, \(spent.minorFaults) page faults")
+                + "first page \(format(readable - start)); Strata's CPU: \(spent.description)")
         }
         warm.notes.append("snapshot outcome: " + outcomes.sorted().joined(separator: ", "))
-        warm.details["strata CPU ms in user code, median (every thread)"] = Statistics(strataTimes.map(\.user))?.median
-        warm.details["strata CPU ms in the kernel, median (mostly fresh memory faulted in)"] = Statistics(strataTimes.map(\.system))?.median
-        warm.details["strata CPU ms in the kernel, max"] = Statistics(strataTimes.map(\.system))?.max
+        ProcessTimes.record(strataTimes, in: &warm)
         firstPage.details["raw open + first-50 SQL query ms"] = Statistics(rawFirstPage)?.median
         firstPage.details["the same page from the filled main context ms"] = Statistics(filledQuery)?.median
         firstPage.notes.append("Store.openWarm(…firstScreen:) shows the page from the archive's first chunk (Article.snapshotOrder: "

@@ -22,6 +22,20 @@ struct ProcessTimes {
                             minorFaults: usage.ru_minflt)
     }
 
+    /// What a repetition's log line says of it.
+    var description: String {
+        String(format: "user %.1f, kernel %.1f ms, %ld page faults", user, system, minorFaults)
+    }
+
+    /// Records the medians of `times` (one per repetition of Strata's region), and the kernel's
+    /// longest, in `result`'s details.
+    static func record(_ times: [ProcessTimes], in result: inout ScenarioResult) {
+        result.details["strata CPU ms in user code, median (every thread)"] = Statistics(times.map(\.user))?.median
+        let kernel = Statistics(times.map(\.system))
+        result.details["strata CPU ms in the kernel, median (mostly fresh memory faulted in)"] = kernel?.median
+        result.details["strata CPU ms in the kernel, max"] = kernel?.max
+    }
+
     /// What was spent between `earlier` and this reading.
     func since(_ earlier: ProcessTimes) -> ProcessTimes {
         ProcessTimes(user: user - earlier.user, system: system - earlier.system,

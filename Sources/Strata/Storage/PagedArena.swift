@@ -216,7 +216,7 @@ final class ArenaPage: @unchecked Sendable {
     /// The `count` bytes from `offset` (a deferred page's filled first).
     func bytes(_ offset: Int, _ count: Int) -> UnsafeRawBufferPointer {
         precondition(offset >= 0 && count <= used - offset, "bytes \(offset)..<\(offset + count) of an arena page of \(used)")
-        if let deferred { deferred.fillOnce(UnsafeMutableRawBufferPointer(start: start, count: capacity)) }
+        fill()
         return UnsafeRawBufferPointer(start: start + offset, count: count)
     }
 
