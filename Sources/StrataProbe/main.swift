@@ -11,8 +11,9 @@ case "import-loop": status = await runImportLoop(arguments: Array(arguments.drop
 case "snapshot-crash": status = await runSnapshotCrash(arguments: Array(arguments.dropFirst()))
 case "reentrancy": status = await runReentrancy(arguments: Array(arguments.dropFirst()))
 case "migration-kill": status = await runMigrationKill(arguments: Array(arguments.dropFirst()))
+case "outside-writer": status = await runOutsideWriter(arguments: Array(arguments.dropFirst()))
 default:
-    FileHandle.standardError.write(Data("usage: StrataProbe two-process-writer|import-loop|snapshot-crash|reentrancy|migration-kill …\n".utf8))
+    FileHandle.standardError.write(Data("usage: StrataProbe two-process-writer|import-loop|snapshot-crash|reentrancy|migration-kill|outside-writer …\n".utf8))
     status = 2
 }
 exit(status)

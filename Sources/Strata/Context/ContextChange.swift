@@ -19,6 +19,9 @@ public struct ContextChange: Sendable {
         case store
         /// Objects re-read from the store (catch-up after a warm start, or a failed save undone).
         case reload
+        /// What someone outside the store committed to its file — another connection or process,
+        /// the `sqlite3` shell, ``Store/write(_:)`` — found when the store next committed or read.
+        case remote
     }
 
     /// The changes to one entity, net over the change set: each object is listed once, by how

@@ -393,18 +393,25 @@ final class EntityTable {
     }
 
     /// Takes a block of checked rows (a snapshot's, a fetch's), as of `sequence`: whole, when the
-    /// table holds nothing yet; otherwise row by row, keeping newer copies and edits. `prepared`
-    /// are ``indexesInParallel(of:over:)`` of the block, used when the block is taken whole.
-    func fill(_ block: ColumnBlock, asOf sequence: UInt64, prepared: PreparedIndexes? = nil) throws {
+    /// table holds nothing yet (and returns nil); otherwise row by row, keeping newer copies, and
+    /// returns what changed. A fetched row replaces an older held copy whatever made it differ
+    /// (the store takes in outside commits before it reads), and an unsaved edit made on the
+    /// older copy becomes a conflict resolved by `policy`, as in a merge. `prepared` are
+    /// ``indexesInParallel(of:over:)`` of the block, used when the block is taken whole.
+    @discardableResult
+    func fill(_ block: ColumnBlock, asOf sequence: UInt64, prepared: PreparedIndexes? = nil,
+              policy: MergePolicy = .default) throws -> ContextChange.EntityChanges? {
         mutationCount &+= 1
         guard saved.count == 0, deletions.isEmpty else {
+            var changes = ContextChange.EntityChanges()
             for row in 0..<block.count {
                 let key = block.key(at: row)
                 if let slot = saved.slot(of: key), saved.version(at: slot) >= sequence { continue }
                 if let deleted = deletions[key], deleted > sequence { continue }
-                store(block.row(at: row), version: sequence)
+                try mergeRow(block.row(at: row), sequence: sequence, isOwn: false, registersNew: true, policy: policy,
+                             changes: &changes)
             }
-            return
+            return changes
         }
         let indexes = indexesEnabled
             ? try prepared ?? PreparedIndexes(hashed: Self.indexes(of: schema, over: block),
@@ -415,6 +422,7 @@ final class EntityTable {
             self.indexes = indexes.hashed
             ordered = indexes.ordered
         }
+        return nil
     }
 
     /// Keeps `row` as the saved copy at `version`, updating the indexes and remembering the copy
@@ -563,11 +571,35 @@ final class EntityTable {
         for index in listed.indices.sorted(by: { orders[$0] < orders[$1] }) {
             let (key, edit) = listed[index]
             switch edit.kind {
-            case .insert: changes.appendSave(try editValue(edit), .upsert, row: edit.row, entity: schema.name)
-            case .update: changes.appendSave(try editValue(edit), .update, row: edit.row, entity: schema.name)
+            case .insert: changes.appendSave(try editValue(edit), .upsert, row: edit.row, entity: schema.name, baseRow: edit.baseRow)
+            case .update: changes.appendSave(try editValue(edit), .update, row: edit.row, entity: schema.name, baseRow: edit.baseRow)
             case .delete: changes.appendDelete(entity: schema.name, key: key)
             }
         }
+    }
+
+    /// Makes `operation`, a save or deletion of this context's that failed, an unsaved edit again
+    /// (``ObjectGraph/restoreEdits(of:conflicts:)``), conflicted when its key is in `conflicted`.
+    func restore(_ operation: ChangeSet.Operation, conflicted: Set<DatabaseValue>) {
+        let key: DatabaseValue, edit: Edit
+        switch operation {
+        case .save(let save):
+            guard let row = save.row else { return }
+            key = row[schema.primaryKeyIndex]
+            edit = Edit(kind: save.mode == .update ? .update : .insert, value: save.object, row: row, baseVersion: 0,
+                        baseRow: save.baseRow, isConflicted: conflicted.contains(key), order: nextOrder())
+        case .delete(_, let id):
+            key = id
+            edit = Edit(kind: .delete, value: nil, row: nil, baseVersion: 0, baseRow: nil,
+                        isConflicted: conflicted.contains(id), order: nextOrder())
+        case .bulkUpdate, .bulkDelete:
+            return   // a context's save holds objects and deletions only
+        }
+        if edits[key] != nil {
+            if conflicted.contains(key) { edits[key]!.isConflicted = true }
+            return
+        }
+        edits[key] = edit
     }
 
     func clearEdits() { edits.removeAll() }
@@ -955,16 +987,43 @@ final class EntityTable {
                 edit.baseVersion = sequence
                 return
             }
-            var merged = remote
-            for position in merged.indices where edit.baseRow == nil || edit.baseRow![position] != local[position] {
-                merged[position] = local[position]
-            }
+            let merged = MergePolicy.merged(local: local, base: edit.baseRow, onto: remote)
             edit.value = try decode(merged)
             edit.row = merged
             edit.baseRow = remote
             edit.baseVersion = sequence
         case .reportConflict:
             edit.isConflicted = true
+        }
+    }
+
+    /// Resolves the conflicted edit of `key` (``MergePolicy/reportConflict``) alone: discards it, or
+    /// applies it again on top of the saved copy.
+    /// - Throws: `.misuse` when the object has no conflicted edit.
+    func resolveConflict(_ key: DatabaseValue, by resolution: ConflictResolution) throws {
+        guard var edit = edits[key], edit.isConflicted else {
+            throw StrataError(.misuse, "\(schema.name) \(key) has no conflicted edit to resolve", entity: schema.name,
+                              objectID: "\(key)")
+        }
+        switch resolution {
+        case .takeStored:
+            edits[key] = nil
+            return
+        case .reapplyEdit:
+            let stored = saved.slot(of: key).map { (version: saved.version(at: $0), row: saved.row(at: $0)) }
+            edit.isConflicted = false
+            edit.baseVersion = stored?.version ?? 0
+            if let local = edit.row {
+                if let stored {
+                    let merged = MergePolicy.merged(local: local, base: edit.baseRow, onto: stored.row)
+                    edit.value = try decode(merged)
+                    edit.row = merged
+                } else {
+                    edit.kind = .insert   // deleted since: saved again, whole
+                }
+            }
+            edit.baseRow = stored?.row
+            edits[key] = edit
         }
     }
 

@@ -22,6 +22,8 @@ protocol LiveQueryUpdating: AnyObject {
     /// query of the entity, and off the main actor when the merge was).
     func apply(_ change: ContextChange, changed: Set<DatabaseValue>, in context: MainContext)
     var heldKeys: [DatabaseValue] { get }
+    /// Re-runs the query over the context (after a fetch filled the entity's table whole).
+    func refresh(in context: MainContext)
 }
 
 /// A query result kept current from the change sets merged into the main context, like
@@ -146,6 +148,14 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
             fail(error, in: context)
         }
         if !E.isResident, change.origin == .bulkOperation { refetch() }
+    }
+
+    func refresh(in context: MainContext) {
+        do {
+            try recompute(sequence: context.graph.mergedSequence, publish: true)
+        } catch {
+            fail(error, in: context)
+        }
     }
 
     private func table() throws -> EntityTable {

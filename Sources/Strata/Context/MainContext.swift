@@ -51,7 +51,9 @@ public final class MainContext {
     /// recently used ones that no live query shows and that have no unsaved edits.
     public var registeredObjectLimit = 20_000
 
-    /// What happens when a merge touches an object with unsaved edits. Default: `.localWins`.
+    /// What happens when a merge touches an object with unsaved edits, and how a save of an
+    /// object changed from outside since it was read is written. Default:
+    /// ``MergePolicy/mergeProperties`` (nothing anyone saved is dropped; see ``MergePolicy``).
     public var mergePolicy: MergePolicy {
         get { graph.policy }
         set { graph.policy = newValue }
@@ -90,7 +92,7 @@ public final class MainContext {
         let (id, sequence) = store.addAcceptObserver { event in
             (placeholder.withLock { $0.object } as? MainContext)?.enqueue(event)
         }
-        graph = ObjectGraph(registry: store.registry, identity: identity, policy: .localWins, registersNew: true,
+        graph = ObjectGraph(registry: store.registry, identity: identity, policy: .default, registersNew: true,
                             keepsIndexes: true, valueCacheLimit: store.configuration.valueCacheLimit, startingAt: sequence)
         observerID = id
         placeholder.withLock { $0.object = self }
@@ -149,7 +151,14 @@ public final class MainContext {
         }
         for (index, item) in items.enumerated() {
             guard case .accepted(let sequence, let changes) = item else {
-                if case .failed(_, let changes) = item { reloadAfterFailure(changes) }
+                if case .failed(_, let changes, let conflicts) = item {
+                    do {
+                        try graph.restoreEdits(of: changes, conflicts: conflicts)
+                    } catch {
+                        report(error, while: "giving back the edits of a save that conflicted with an outside change")
+                    }
+                    reloadAfterFailure(changes)
+                }
                 continue
             }
             if !inPlace, sequence > graph.mergedSequence, changes.author != graph.identity,
@@ -310,8 +319,30 @@ public final class MainContext {
             : nil
         mergePending()
         let keys = listingKeys ? (0..<block.count).map(block.key(at:)) : []
-        try table.fill(block, asOf: sequence, prepared: prepared)
+        let filled = try table.fill(block, asOf: sequence, prepared: prepared, policy: graph.policy)
+        publishFetched(filled, of: E.entityName, sequence: sequence)
         return (table, keys)
+    }
+
+    /// Keeps live queries equal to re-running their queries after a fetch registered objects or
+    /// refreshed held copies (`filled`; nil when the fetch filled an empty table whole), and tells
+    /// observers of held copies the fetch found changed, as a ``ContextChange/Origin/reload``.
+    private func publishFetched(_ filled: ContextChange.EntityChanges?, of entity: String, sequence: UInt64) {
+        guard let filled else {
+            for query in liveQueries.values where query.entityName == entity { query.refresh(in: self) }
+            return
+        }
+        guard !filled.isEmpty else { return }
+        var change = ContextChange(origin: .reload, sequence: sequence)
+        change.entities[entity] = filled
+        if filled.updated.isEmpty, filled.deleted.isEmpty {
+            // Objects registered, none changed: nothing an observer showed is different.
+            for query in liveQueries.values where query.entityName == entity {
+                query.apply(change, changed: filled.inserted, in: self)
+            }
+        } else {
+            publish(change)
+        }
     }
 
     /// The objects with these IDs — from memory when held, else fetched from the root and
@@ -392,35 +423,16 @@ public final class MainContext {
         graph.conflictingIDs(type)
     }
 
+    /// Resolves one conflicted edit (``MergePolicy/reportConflict``) and leaves every other unsaved
+    /// edit as it is: `.takeStored` discards it, `.reapplyEdit` applies it again on top of the
+    /// stored copy. Once no edit is conflicted, ``save()`` saves again.
+    /// - Throws: `.misuse` when the object has no conflicted edit.
+    public func resolveConflict<E: Entity>(_ type: E.Type, id: E.ID, by resolution: ConflictResolution) throws {
+        try graph.table(type).resolveConflict(id.databaseValue, by: resolution)
+    }
+
     /// Runs `body`; if it throws, the edits it made are undone and the error is rethrown.
     public func atomically<T>(_ body: () throws -> T) rethrows -> T { try graph.atomically(body) }
-
-    /// Sets attributes of every object whose ID is in `ids`, in one statement at the root, and
-    /// patches this context, its live queries and observers as if each object had been saved.
-    ///
-    /// Returns once the context shows the change (the root commits in the background, as after
-    /// ``save()``). A patch of many objects is prepared off the main actor and applied in one
-    /// short main-actor job, so the call suspends rather than holding the main actor; other
-    /// main-actor work runs meanwhile and sees the context as it was before the call.
-    @discardableResult
-    public func updateAll<E: Entity, C: Collection>(
-        _ type: E.Type, ids: C, set values: [String: any DatabaseValueConvertible]
-    ) async throws -> Submission where C.Element == E.ID {
-        let submission = try store.updateAll(type, ids: ids, set: values)
-        await waitUntilMerged(through: submission.sequence)
-        return submission
-    }
-
-    /// Sets attributes of every object matching `filter`, in one statement at the root, and
-    /// patches this context like ``updateAll(_:ids:set:)``: returns once the context shows it.
-    @discardableResult
-    public func updateAll<E: Entity>(
-        _ type: E.Type, where filter: Filter, set values: [String: any DatabaseValueConvertible]
-    ) async throws -> Submission {
-        let submission = try store.updateAll(type, where: filter, set: values)
-        await waitUntilMerged(through: submission.sequence)
-        return submission
-    }
 
     // MARK: Observing
 
@@ -478,15 +490,18 @@ public final class ChangeObservation {
 }
 
 extension Store {
-    /// The store's main context: created on first use, and the same instance for as long as
-    /// someone holds it. It holds the store; the store does not hold it (keep a reference, as
-    /// a UI keeps its view context).
+    /// The store's main context: created on first use, and the same instance from then on.
+    ///
+    /// The store owns it until ``close()``, as Core Data's container keeps its view context:
+    /// dropping every other reference to it loses nothing, and a warm start's filled context is
+    /// this one. Closing the store lets go of it (the context and the store hold each other until
+    /// then); a context still held elsewhere stays the store's main context.
     @MainActor
     public var mainContext: MainContext {
         mainContextSlot.withLock { slot in
             if let existing = slot.object as? MainContext { return existing }
             let created = MainContext(store: self)
-            slot.object = created
+            slot.own(created)
             return created
         }
     }

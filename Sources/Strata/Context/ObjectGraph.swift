@@ -189,6 +189,7 @@ final class ObjectGraph {
     }
 
     static func origin(of changes: ChangeSet) -> ContextChange.Origin {
+        if changes.isOutside { return .remote }
         if let author = changes.author { return .context(author.name) }
         let bulk = changes.operations.allSatisfy {
             if case .save = $0 { return false }
@@ -237,6 +238,7 @@ final class ObjectGraph {
         }
         var changes = ChangeSet()
         changes.author = identity
+        changes.policy = policy
         for table in tables.values where table.hasEdits { try table.appendEdits(to: &changes) }
         guard !changes.isEmpty else { return nil }
         // Nothing accepted but not merged may touch an object this save writes. The change sets
@@ -294,6 +296,20 @@ final class ObjectGraph {
     /// Drops the saved copies a change set touched (it failed at commit, so they may be wrong).
     func forget(touchedBy changes: ChangeSet) {
         for (entity, keys) in changes.touchedKeys() { tables[entity]?.forget(keys) }
+    }
+
+    /// Gives back the edits of this context's save `changes`, which failed because objects it
+    /// wrote were changed from outside since they were read (``MergePolicy/reportConflict``):
+    /// each operation becomes an unsaved edit again, those of `conflicts` marked as conflicted,
+    /// so nothing the app saved is lost and it resolves them one by one. An object edited again
+    /// since keeps its newer edit (marked when it conflicts). Only for this context's saves.
+    func restoreEdits(of changes: ChangeSet, conflicts: [String: [DatabaseValue]]) throws {
+        guard changes.author == identity, !conflicts.isEmpty else { return }
+        for (name, run) in changes.entityRuns {
+            let table = try table(named: name)
+            let conflicted = Set(conflicts[name] ?? [])
+            for operation in changes.operations[run] { table.restore(operation, conflicted: conflicted) }
+        }
     }
 
     func rollback() {

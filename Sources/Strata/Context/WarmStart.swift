@@ -32,7 +32,7 @@ public struct WarmStart {
     /// The opened store.
     public let store: Store
     /// The store's main context, holding its data (from the archive, or from SQLite after a cold start).
-    /// Keep a reference to it: the store does not.
+    /// The same context as ``Store/mainContext``: the store keeps it until it closes.
     public let mainContext: MainContext
     /// Whether the archive was used, caught up, or refused (and why).
     public let outcome: SnapshotOutcome

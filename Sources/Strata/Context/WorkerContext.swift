@@ -45,7 +45,9 @@ public actor WorkerContext {
 
     deinit { store.removeAcceptObserver(observerID) }
 
-    /// What happens when a merge touches an object with unsaved edits. Default: `.localWins`.
+    /// What happens when a merge touches an object with unsaved edits, and how a save of an
+    /// object changed from outside since it was read is written. Default:
+    /// ``MergePolicy/mergeProperties`` (see ``MergePolicy``).
     public var mergePolicy: MergePolicy {
         get { graph.policy }
         set { graph.policy = newValue }
@@ -65,7 +67,9 @@ public actor WorkerContext {
                 switch item {
                 case .accepted(let sequence, let changes): _ = try graph.merge(sequence: sequence, changes: changes)
                 // The change set never reached SQLite: drop the copies it touched (fetch again).
-                case .failed(_, let changes): graph.forget(touchedBy: changes)
+                case .failed(_, let changes, let conflicts):
+                    graph.forget(touchedBy: changes)
+                    try graph.restoreEdits(of: changes, conflicts: conflicts)
                 }
             } catch {
                 store.logger.error("merge into worker \(name) failed", metadata: ["error": "\(error)"])
@@ -95,7 +99,7 @@ public actor WorkerContext {
             guard graph.mergedSequence <= sequence else { continue }
             let table = try graph.table(E.self)
             let keys = (0..<block.count).map(block.key(at:))
-            try table.fill(block, asOf: sequence)
+            try table.fill(block, asOf: sequence, policy: graph.policy)
             absorb()   // what was accepted after the snapshot, now that the objects are held
             return try table.visible(E.self, keys: keys)
         }
@@ -183,12 +187,24 @@ public actor WorkerContext {
 
     /// The IDs of unsaved edits that conflict with changes saved elsewhere (``MergePolicy/reportConflict``),
     /// as stored keys of every entity. ``conflictingIDs(_:)`` gives one entity's, typed.
-    public var conflictingIDs: [DatabaseValue] { graph.tables.values.flatMap(\.conflictingIDs) }
+    public var conflictingIDs: [DatabaseValue] {
+        absorb()
+        return graph.tables.values.flatMap(\.conflictingIDs)
+    }
 
     /// The IDs of `type`'s unsaved edits that conflict with changes saved elsewhere
     /// (``MergePolicy/reportConflict``), in ID order.
     public func conflictingIDs<E: Entity>(_ type: E.Type) -> [E.ID] {
-        graph.conflictingIDs(type)
+        absorb()
+        return graph.conflictingIDs(type)
+    }
+
+    /// Resolves one conflicted edit (``MergePolicy/reportConflict``) and leaves every other unsaved
+    /// edit as it is, like ``MainContext/resolveConflict(_:id:by:)``.
+    /// - Throws: `.misuse` when the object has no conflicted edit.
+    public func resolveConflict<E: Entity>(_ type: E.Type, id: E.ID, by resolution: ConflictResolution) throws {
+        absorb()
+        try graph.table(type).resolveConflict(id.databaseValue, by: resolution)
     }
 }
 
@@ -197,7 +213,7 @@ extension Store {
     /// - Parameters:
     ///   - name: Shown as the origin of its saves in ``ContextChange``.
     ///   - mergePolicy: What happens when a merge touches an object with unsaved edits.
-    public func makeWorkerContext(name: String = "worker", mergePolicy: MergePolicy = .localWins) -> WorkerContext {
+    public func makeWorkerContext(name: String = "worker", mergePolicy: MergePolicy = .default) -> WorkerContext {
         WorkerContext(store: self, name: name, policy: mergePolicy)
     }
 }

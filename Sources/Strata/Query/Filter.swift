@@ -124,6 +124,39 @@ public struct Attribute: Sendable, Hashable, ExpressibleByStringLiteral {
     public static func == (lhs: Attribute, rhs: some DatabaseValueConvertible) -> Filter { lhs.compare(.equal, rhs) }
     /// Inequality; comparing with `nil` means `IS NOT NULL`. Like SQL, a NULL attribute matches neither.
     public static func != (lhs: Attribute, rhs: some DatabaseValueConvertible) -> Filter { lhs.compare(.notEqual, rhs) }
+
+    /// Whether the attribute holds no value: SQL's `IS NULL`, true or false for every row, never
+    /// unknown.
+    ///
+    /// ```swift
+    /// let withoutSummary = try await store.fetch(Query<Article>(where: Attribute("summary") == nil))
+    /// ```
+    ///
+    /// The same filter as ``Attribute/isNull``: rendered as `"summary" IS NULL` and evaluated in
+    /// memory with the same meaning.
+    ///
+    /// - Parameters:
+    ///   - lhs: The attribute, usually an optional one.
+    ///   - rhs: The `nil` literal.
+    /// - Returns: A filter that matches the objects whose attribute is `nil`.
+    public static func == (lhs: Attribute, rhs: _OptionalNilComparisonType) -> Filter { lhs.isNull }
+
+    /// Whether the attribute holds a value: SQL's `IS NOT NULL`, true or false for every row,
+    /// never unknown.
+    ///
+    /// ```swift
+    /// let withSummary = try await store.fetch(Query<Article>(where: Attribute("summary") != nil))
+    /// ```
+    ///
+    /// The same filter as ``Attribute/isNotNull``: rendered as `NOT ("summary" IS NULL)` and
+    /// evaluated in memory with the same meaning.
+    ///
+    /// - Parameters:
+    ///   - lhs: The attribute, usually an optional one.
+    ///   - rhs: The `nil` literal.
+    /// - Returns: A filter that matches the objects whose attribute is not `nil`.
+    public static func != (lhs: Attribute, rhs: _OptionalNilComparisonType) -> Filter { lhs.isNotNull }
+
     /// Less than, in SQLite's order. Like SQL, a NULL attribute matches no ordering comparison.
     public static func < (lhs: Attribute, rhs: some DatabaseValueConvertible) -> Filter { lhs.compare(.less, rhs) }
     /// Less than or equal, in SQLite's order.

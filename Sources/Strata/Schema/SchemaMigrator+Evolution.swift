@@ -24,7 +24,8 @@ extension SchemaMigrator {
     /// `migrated`: a named migration ran in this open (the app converted values itself: any type
     /// change whose values all fit the declared type is then accepted).
     /// - Throws: ``StrataError/Code/incompatibleSchema`` for the first change that would lose or
-    ///   hide a stored value.
+    ///   hide a stored value; a refusal for a new or a removed attribute also names every column
+    ///   the entity does not declare that holds values, with how many.
     func plan(_ schema: EntitySchema, stored: EntitySchema?, _ database: Database, _ connection: Connection,
               migrated: Bool) throws -> EntityPlan {
         var plan = EntityPlan()
@@ -49,6 +50,20 @@ extension SchemaMigrator {
             StrataError(.incompatibleSchema, "\(schema.name).\(attribute): stored as \(stored), declared as \(declared): "
                         + "\(why). Nothing was changed. \(wayOut)", path: connection.path, entity: schema.name,
                         attribute: attribute)
+        }
+        let declaredColumns = Set(schema.attributes.map { $0.column.lowercased() })
+        // The table's columns the entity does not declare (after the declared renames) that hold
+        // values, each with its count of non-NULL values: what an undeclared rename or removal
+        // would leave out of reach, named in the refusal so the app knows which column to declare.
+        // Counted only for a refusal.
+        func undeclaredValues() throws -> String {
+            var held: [String] = []
+            for column in columns.map(\.name).sorted()
+            where present.contains(column.lowercased()) && !declaredColumns.contains(column.lowercased()) {
+                let values = try count(table, "\(column.quotedIdentifier) IS NOT NULL", connection)
+                if values > 0 { held.append("column \(column.quotedIdentifier) holds \(values) value\(values == 1 ? "" : "s")") }
+            }
+            return held.isEmpty ? "" : "; columns the entity does not declare hold values: " + held.joined(separator: ", ")
         }
 
         var storedByName = Dictionary((stored?.attributes ?? []).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
@@ -88,7 +103,7 @@ extension SchemaMigrator {
                     continue
                 }
                 throw refuse(attribute.name, "nothing (a new attribute)", "non-optional \(attribute.type.rawValue) without a default",
-                             "the table's \(try rowCount()) rows would each get a value nobody chose",
+                             "the table's \(try rowCount()) rows would each get a value nobody chose" + (try undeclaredValues()),
                              "Make it optional, give it an Entity.attributeDefaults value, declare its former name "
                              + "(Entity.formerAttributeNames) if it was renamed, or fill it in a named migration.")
             }
@@ -128,14 +143,13 @@ extension SchemaMigrator {
         }
 
         // Attributes no longer declared (and not renamed): their values go only if the app says so.
-        let declaredColumns = Set(schema.attributes.map { $0.column.lowercased() })
         for former in storedByName.values.sorted(by: { $0.name < $1.name })
         where schema.position(of: former.name) == nil && present.contains(former.column.lowercased())
             && !declaredColumns.contains(former.column.lowercased()) {
             let holding = try count(table, "\(former.column.quotedIdentifier) IS NOT NULL", connection)
             guard holding == 0 || schema.evolution.discarded.contains(former.name) else {
                 throw refuse(former.name, "\(former.type.rawValue) holding \(holding) values", "nothing (removed)",
-                             "its values would be dropped or silently out of reach",
+                             "its values would be dropped or silently out of reach" + (try undeclaredValues()),
                              "Declare its new name in Entity.formerAttributeNames if it was renamed, list it in "
                              + "Entity.discardedAttributes if its values may go, or move them in a named migration.")
             }

@@ -1,12 +1,11 @@
-/// XXH64 (the xxHash specification's 64-bit hash, seed 0): the checksum of each compressed chunk
-/// of a snapshot (formats 3 and 4), checked before the chunk is decompressed.
+/// XXH64 (the xxHash specification's 64-bit hash, seed 0): the checksum of each LZ4 frame of a
+/// snapshot (a chunk's and its deferred frame), checked before the frame is decompressed.
 ///
-/// Written from the published specification, in Swift: liblz4 computes xxHash's 32-bit variant
-/// for an LZ4 frame's content checksum, but over the decompressed bytes and, as Debian builds it,
-/// at ~1.9 GB/s — two thirds of a warm start's decompression time (Benchmarks/README.md). This
-/// one reads eight bytes at a time over four independent lanes and checks the compressed bytes,
-/// 2.5× fewer: a chunk whose file bytes are exactly the ones written decompresses to exactly the
-/// rows written, so checking them before decompressing guards the same thing.
+/// Written from the published specification, in Swift. It replaces the content checksum liblz4
+/// can put in a frame (xxHash's 32-bit variant, over the decompressed bytes): this one reads
+/// eight bytes at a time over four independent lanes, and over the compressed bytes, which are
+/// fewer. A frame whose file bytes are exactly the ones written decompresses to exactly the
+/// bytes written, so checking them before decompressing guards the same thing.
 enum XXH64 {
     private static let prime1: UInt64 = 0x9E37_79B1_85EB_CA87
     private static let prime2: UInt64 = 0xC2B2_AE3D_27D4_EB4F

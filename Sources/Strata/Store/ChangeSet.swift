@@ -47,15 +47,25 @@ public struct ChangeSet: Sendable {
         /// `cellRow` of the cells of the saves of its entity run (see ``sealed(buildsCells:_:)``).
         let cells: CellRows?
         let cellRow: Int
+        /// The row of the copy a context's edit was made on (nil for a new object, or a save
+        /// made with the change set's own API): what the edit changed is what differs from it.
+        /// The writer resolves a conflict with a change committed from outside by it.
+        let baseRow: [DatabaseValue]?
 
         init(_ object: any Entity, _ mode: SaveMode, row: [DatabaseValue]?, entity: String, cells: CellRows? = nil,
-             cellRow: Int = 0) {
+             cellRow: Int = 0, baseRow: [DatabaseValue]? = nil) {
             self.object = object
             self.mode = mode
             self.row = row
             self.entity = entity
             self.cells = cells
             self.cellRow = cellRow
+            self.baseRow = baseRow
+        }
+
+        /// The same save with its row (and cells) now known.
+        func with(row: [DatabaseValue], cells: CellRows? = nil, cellRow: Int = 0) -> Save {
+            Save(object, mode, row: row, entity: entity, cells: cells, cellRow: cellRow, baseRow: baseRow)
         }
     }
 
@@ -79,6 +89,14 @@ public struct ChangeSet: Sendable {
     private(set) var entityRuns: [(entity: String, range: Range<Int>)] = []
     /// The context that made the change set, if any: merges skip conflict checks for their own saves.
     var author: ContextIdentity?
+    /// The merge policy of the context that made the change set: how the writer resolves a save
+    /// or deletion of an object that someone outside the store changed after the context read
+    /// it. Nil for a change set made with this type's API, which writes what it holds.
+    var policy: MergePolicy?
+    /// Whether the change set reports what someone outside the store committed (another
+    /// connection or process, the `sqlite3` shell, ``Store/write(_:)``): already in the file, so
+    /// the writer applies nothing; contexts merge it like any other.
+    var isOutside = false
 
     /// An empty change set.
     public init() {}
@@ -231,7 +249,7 @@ public struct ChangeSet: Sendable {
                     positions.append(index)
                     rows.append(row)
                 } else if save.row == nil {
-                    sealed.operations[index] = .save(Save(save.object, save.mode, row: row, entity: save.entity))
+                    sealed.operations[index] = .save(save.with(row: row))
                 }
             }
             if !positions.isEmpty {
@@ -243,8 +261,7 @@ public struct ChangeSet: Sendable {
                                      sort: sort)
                 for (cellRow, (index, row)) in zip(positions, rows).enumerated() {
                     guard case .save(let save) = sealed.operations[index] else { continue }
-                    sealed.operations[index] = .save(Save(save.object, save.mode, row: row, entity: save.entity,
-                                                          cells: cells, cellRow: cellRow))
+                    sealed.operations[index] = .save(save.with(row: row, cells: cells, cellRow: cellRow))
                 }
             }
             if let encoder { encoders[entity] = encoder }
@@ -254,8 +271,9 @@ public struct ChangeSet: Sendable {
 
     /// Appends a save of `object`; `row`, when the caller has it, is its row (the change set is
     /// then sealed for it already).
-    mutating func appendSave(_ object: any Entity, _ mode: SaveMode, row: [DatabaseValue]?, entity: String) {
-        append(.save(Save(object, mode, row: row, entity: entity)))
+    mutating func appendSave(_ object: any Entity, _ mode: SaveMode, row: [DatabaseValue]?, entity: String,
+                             baseRow: [DatabaseValue]? = nil) {
+        append(.save(Save(object, mode, row: row, entity: entity, baseRow: baseRow)))
     }
 
     /// Appends a deletion by primary key.

@@ -20,13 +20,17 @@ extension Store {
 
     /// Runs `body` in an immediate transaction on the store's queue, after every change set
     /// submitted before the call has been committed. Committed when `body` returns, rolled back
-    /// when it throws. Changes made here bypass change sets (contexts do not see them until they
-    /// fetch again). Transaction control in its SQL fails with ``StrataError/Code/misuse``;
+    /// when it throws. Changes made here bypass change sets: once committed, they reach the
+    /// contexts as one change whose origin is ``ContextChange/Origin/remote``, like another
+    /// process's commit. Transaction control in its SQL fails with ``StrataError/Code/misuse``;
     /// nest with ``Database/inSavepoint(_:)``.
     public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await onQueue { writer in
             try self.drainBeforeDirectAccess()
-            return try writer.connection.inTransaction(.immediate) { try Database.scoped(writer.connection, body) }
+            let result = try writer.connection.inTransaction(.immediate) { try Database.scoped(writer.connection, body) }
+            // What `body` wrote reaches the contexts as an outside change (the log's triggers saw it).
+            self.takeInOutsideCommits(writer)
+            return result
         }
     }
 

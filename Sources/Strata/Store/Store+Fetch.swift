@@ -12,7 +12,7 @@ extension Store {
     ///   bad query; `.typeMismatch` / `.unexpectedNull` for a row that does not fit the entity.
     public func fetch<E: Entity>(_ query: Query<E>) async throws -> [E] {
         let resolved = try ResolvedQuery(query, schema: registry.schema(for: E.self))
-        return try await interruptibleOnQueue { writer in try self.fetch(E.self, resolved, writer) }
+        return try await interruptibleOnQueue(prepare: { self.takeInOutsideCommits($0) }) { writer in try self.fetch(E.self, resolved, writer) }
     }
 
     /// The object with this ID, or nil.
@@ -36,7 +36,7 @@ extension Store {
     /// `fetch(_:)`.
     public func count<E: Entity>(_ query: Query<E>) async throws -> Int {
         let resolved = try ResolvedQuery(query, schema: registry.schema(for: E.self))
-        return try await interruptibleOnQueue { writer in
+        return try await interruptibleOnQueue(prepare: { self.takeInOutsideCommits($0) }) { writer in
             if let rows = try self.overlaidRows(resolved, writer) { return rows.count }
             let (sql, arguments) = resolved.selectSQL(columns: "1")
             let count = try writer.rows(sql: "SELECT count(*) FROM (\(sql))", arguments: arguments).first?.first
@@ -49,7 +49,7 @@ extension Store {
     public func ids<E: Entity>(_ query: Query<E>) async throws -> [E.ID] {
         let resolved = try ResolvedQuery(query, schema: registry.schema(for: E.self))
         let key = resolved.schema.primaryKeyIndex
-        let values = try await interruptibleOnQueue { writer -> [DatabaseValue] in
+        let values = try await interruptibleOnQueue(prepare: { self.takeInOutsideCommits($0) }) { writer -> [DatabaseValue] in
             if let rows = try self.overlaidRows(resolved, writer) { return rows.map { $0[key] } }
             let (sql, arguments) = resolved.selectSQL(columns: resolved.schema.primaryKey.column.quotedIdentifier)
             return try writer.rows(sql: sql, arguments: arguments).map { $0[0] }

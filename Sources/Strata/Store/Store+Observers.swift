@@ -10,7 +10,10 @@ struct ContextIdentity: Sendable, Hashable {
 /// accepted change set failed for good at commit (re-read what it touched).
 enum StoreEvent: Sendable {
     case accepted(UInt64, ChangeSet)
-    case failed(UInt64, ChangeSet)
+    /// A change set that failed for good after contexts merged it; `conflicts` lists, by entity,
+    /// the objects it wrote that were changed from outside since its context read them, when
+    /// that is why (``MergePolicy/reportConflict``): its context gets those edits back.
+    case failed(UInt64, ChangeSet, conflicts: [String: [DatabaseValue]])
 }
 
 extension Store {
@@ -42,7 +45,7 @@ extension Store {
     /// pending) is included, none after it.
     func fetchSnapshot<E: Entity>(_ query: Query<E>) async throws -> (block: ColumnBlock, sequence: UInt64) {
         let resolved = try ResolvedQuery(query, schema: registry.schema(for: E.self))
-        return try await interruptibleOnQueue { writer in
+        return try await interruptibleOnQueue(prepare: { self.takeInOutsideCommits($0) }) { writer in
             let (pending, sequence) = self.pipeline.withLock { ($0.pending, $0.nextSequence - 1) }
             return (try self.fetchBlock(resolved, writer, pending: pending), sequence)
         }

@@ -35,6 +35,22 @@ struct PipelineState {
     /// merged such changes, so nothing they hold may claim a generation past it. Nil while every
     /// commit since open came through the pipeline.
     var outsideWriteFloor: Int64?
+    /// Objects changed from outside, by the sequence of the change set that told the contexts
+    /// (``OutsideChanges``): a save or deletion of one of them in a change set accepted before
+    /// that sequence was made on an older copy, and the writer resolves it by its policy. Kept
+    /// while such a change set is pending.
+    var outsideKeys: [(sequence: UInt64, keys: [String: Set<DatabaseValue>])] = []
+
+    /// The keys changed from outside after the contexts that made the change set `sequence` last
+    /// looked: those in `records` (``outsideKeys``) of an outside change set accepted after it.
+    static func outsideKeys(in records: [(sequence: UInt64, keys: [String: Set<DatabaseValue>])],
+                            after sequence: UInt64) -> [String: Set<DatabaseValue>] {
+        var keys: [String: Set<DatabaseValue>] = [:]
+        for record in records where record.sequence > sequence {
+            keys.merge(record.keys) { $0.union($1) }
+        }
+        return keys
+    }
 
     /// Names a change set after `low` and up to `high` that failed for good, if any. Failures are
     /// remembered for the newest ``rememberedFailures`` change sets: when that window no longer
@@ -223,29 +239,51 @@ extension Store {
         return state.unreportedFailures.removeValue(forKey: sequence)
     }
 
-    /// Commits everything pending in one transaction. Runs on the queue.
-    func drain() {
-        let batch = pipeline.withLock { state -> [PipelineState.Pending] in
+    /// Commits everything pending in one transaction, and takes in what was committed from outside
+    /// since the last one (``OutsideChanges``). Runs on the queue. With `checkingOutside`, opens
+    /// a transaction even with nothing pending, to take in outside commits.
+    func drain(checkingOutside: Bool = false) {
+        let (batch, known, outsideKeys) = pipeline.withLock { state in
             state.drainScheduled = false
-            state.isDraining = !state.pending.isEmpty
-            return state.pending
+            state.isDraining = !state.pending.isEmpty || checkingOutside
+            return (state.pending, state.committedGeneration, state.outsideKeys)
         }
-        guard let first = batch.first, let last = batch.last else { return }
+        guard !batch.isEmpty || checkingOutside else { return }
         defer { pipeline.withLock { $0.isDraining = false } }
         var failures: [UInt64: StrataError] = [:]
+        var conflicts: [UInt64: [String: [DatabaseValue]]] = [:]
         let generations: (before: Int64, after: Int64)
+        var outside: (changes: OutsideChanges, rows: [String: (rows: [DatabaseValue: [DatabaseValue]], missing: [DatabaseValue])])?
         do {
             generations = try withOpenWriter { writer in
                 let generations = try writer.connection.inTransaction(.immediate) { () throws -> (Int64, Int64) in
                     // What the log holds before this batch: past the last commit of the pipeline
-                    // only if someone else committed in between.
+                    // only if someone else committed in between — what they wrote is read here,
+                    // where nobody else can commit until this transaction ends.
                     let before = try ChangeLog.generation(writer.connection)
+                    let found = before > known
+                        ? try OutsideChanges.read(after: known, through: before, registry: registry, writer.connection) : nil
+                    if found?.lostEntries == true {
+                        logger.error("""
+                            the change log was pruned past what this store had read of outside commits: contexts \
+                            may hold older copies of objects changed then until they fetch them again
+                            """, metadata: ["path": "\(path)", "read through generation": "\(known)"])
+                    }
+                    let own = batch.filter { !$0.changes.isOutside }
                     // The writer logs its change sets itself: the change-log triggers must not log
                     // them too (triggers off on this connection for the batch, back on after it).
-                    let after = try writer.applyingOwnChanges(batch.map(\.changes)) { () throws -> Int64 in
-                        for item in batch {
+                    let after = try writer.applyingOwnChanges(own.map(\.changes)) { () throws -> Int64 in
+                        for item in own {
+                            // Objects changed from outside after this change set's context read
+                            // them: just found, or told to the contexts after it was accepted.
+                            var changedOutside = outsideKeys.isEmpty
+                                ? [:] : PipelineState.outsideKeys(in: outsideKeys, after: item.sequence)
+                            if let found { changedOutside.merge(found.keys) { $0.union($1) } }
                             do {
-                                try writer.connection.inSavepoint { try writer.apply(item.changes) }
+                                try writer.connection.inSavepoint { try writer.apply(item.changes, outside: changedOutside) }
+                            } catch let conflict as OutsideConflictFailure {
+                                failures[item.sequence] = conflict.error
+                                conflicts[item.sequence] = conflict.keys
                             } catch let error as StrataError where !error.isTransient {
                                 // Some errors make SQLite roll back the whole transaction: then the
                                 // rest of the batch would run in autocommit, one statement at a time.
@@ -257,17 +295,26 @@ extension Store {
                         // Read inside the transaction: exactly the state this commit leaves.
                         return try ChangeLog.generation(writer.connection)
                     }
+                    // The outside changes' objects as this commit leaves them (the batch resolved
+                    // its saves of them by their policies).
+                    if let found, !found.isEmpty { outside = (found, try found.rows(writer)) }
                     return (before, after)
                 }
                 try pruneChangeLogIfNeeded(writer.connection, generation: generations.1)
                 return generations
             }
         } catch {
-            retry(after: Self.strataError(error, path: path), first: first.sequence, last: last.sequence)
+            if let first = batch.first, let last = batch.last {
+                retry(after: Self.strataError(error, path: path), first: first.sequence, last: last.sequence)
+            } else {
+                logger.warning("reading changes committed outside the store failed; will read them at the next commit or fetch",
+                               metadata: ["error": "\(error)"])
+            }
             return
         }
-        let failed = batch.filter { failures[$0.sequence] != nil }.map { ($0.sequence, $0.changes) }
-        committed(batch.count, through: last.sequence, generations: generations, failures: failures, failed: failed)
+        let failed = batch.filter { failures[$0.sequence] != nil }.map { ($0.sequence, $0.changes, conflicts[$0.sequence] ?? [:]) }
+        committed(batch.count, through: batch.last?.sequence, generations: generations, failures: failures, failed: failed)
+        if let outside { acceptOutside(outside.changes, rows: outside.rows, after: batch.last?.sequence ?? 0) }
     }
 
     private static func keepNewest(_ limit: Int, of failures: inout [UInt64: StrataError]) {
@@ -287,8 +334,8 @@ extension Store {
         }
     }
 
-    private func committed(_ count: Int, through last: UInt64, generations: (before: Int64, after: Int64),
-                           failures: [UInt64: StrataError], failed: [(UInt64, ChangeSet)]) {
+    private func committed(_ count: Int, through last: UInt64?, generations: (before: Int64, after: Int64),
+                           failures: [UInt64: StrataError], failed: [(UInt64, ChangeSet, [String: [DatabaseValue]])]) {
         // The committed change sets leave the pipeline here and are freed after the lock is
         // released, at the end: freeing 10,000 saves takes milliseconds, and every submission
         // waits for the lock.
@@ -296,7 +343,12 @@ extension Store {
         let (ready, observers) = pipeline.withLock { state -> ([(PipelineState.Waiter, Result<Void, Error>)], [AsyncStream<StrataError>.Continuation]) in
             committed = state.pending.prefix(count)
             state.pending.removeFirst(count)
-            state.resolvedThrough = last
+            if let last { state.resolvedThrough = last }
+            // Outside keys no pending change set can conflict with any more.
+            if !state.outsideKeys.isEmpty {
+                let oldest = state.pending.first(where: { !$0.changes.isOutside })?.sequence ?? .max
+                state.outsideKeys.removeAll { $0.sequence <= oldest }
+            }
             if generations.before != state.committedGeneration, state.outsideWriteFloor == nil {
                 state.outsideWriteFloor = state.committedGeneration
             }
@@ -306,8 +358,8 @@ extension Store {
             state.unreportedFailures.merge(failures) { a, _ in a }
             state.permanentFailures.merge(failures) { a, _ in a }
             // Contexts merged these optimistically at acceptance: tell them, in order, to undo.
-            for (sequence, changes) in failed {
-                for observer in state.acceptObservers.values { observer(.failed(sequence, changes)) }
+            for (sequence, changes, conflicts) in failed {
+                for observer in state.acceptObservers.values { observer(.failed(sequence, changes, conflicts: conflicts)) }
             }
             // Memory stays bounded when nobody asks: the oldest failures are forgotten first.
             Self.keepNewest(1_000, of: &state.unreportedFailures)
@@ -315,7 +367,7 @@ extension Store {
             var ready: [(PipelineState.Waiter, Result<Void, Error>)] = []
             var waiting: [PipelineState.Waiter] = []
             for waiter in state.waiters {
-                guard waiter.through <= last else {
+                guard let last, waiter.through <= last else {
                     waiting.append(waiter)
                     continue
                 }
@@ -364,7 +416,8 @@ extension Store {
     /// the SQLite connection: when `close()` returns, the file and its locks are released
     /// (another process may switch its journal mode, copy it or delete it). Afterwards
     /// ``submit(_:)`` and every read or write throw `.closed`; contexts keep what they hold in
-    /// memory. Calling it again is harmless.
+    /// memory, and the store stops owning its main context (see ``Store/mainContext``). Calling
+    /// it again is harmless.
     ///
     /// - Throws: the failure that keeps accepted changes pending (the connection then stays
     ///   open and keeps retrying them; call `close()` again to wait for them), or a permanent
@@ -379,6 +432,8 @@ extension Store {
         } catch {
             unreported = error
         }
+        // The main context and the store held each other: the app's references decide from now on.
+        defer { mainContextSlot.withLock { $0.release() } }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
             queue.async {
                 continuation.resume(with: Result {

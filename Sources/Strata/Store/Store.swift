@@ -34,8 +34,9 @@ public final class Store: Sendable {
     let queue: DispatchQueue
     let writer: QueueConfined<Writer>
     let pipeline = Locked(PipelineState())
-    /// The main context while someone holds it (``Store/mainContext`` is `Context/`'s).
-    let mainContextSlot = Locked(WeakObject())
+    /// The main context, once made: owned by the store until ``close()`` (``Store/mainContext``
+    /// is `Context/`'s).
+    let mainContextSlot = Locked(OwnedObject())
     var logger: Logger { configuration.logger }
 
     private init(path: String, outcome: SchemaMigrator.Outcome, configuration: StoreConfiguration,

@@ -108,7 +108,13 @@ final class Writer {
     /// Applies a change set and logs it (inside the caller's savepoint, so a failing change set
     /// leaves no entry): one log entry per run of same-kind operations. Only inside
     /// ``applyingOwnChanges(_:_:)``, which keeps the log triggers from logging the same rows.
-    func apply(_ changes: ChangeSet) throws {
+    ///
+    /// `outside` are the keys, by entity, that someone outside the store wrote after this change
+    /// set's context read them: a save or deletion of one of them made by a context is resolved
+    /// by its merge policy (``OutsideConflict``) instead of overwriting the outside change.
+    /// - Throws: ``OutsideConflictFailure`` when the policy is ``MergePolicy/reportConflict`` and
+    ///   such an object is written.
+    func apply(_ changes: ChangeSet, outside: [String: Set<DatabaseValue>] = [:]) throws {
         guard let mode = ownChangesMode else {
             throw StrataError(.misuse, "the writer applied a change set outside applyingOwnChanges: "
                               + "the change-log triggers would log it a second time", path: connection.path)
@@ -117,8 +123,28 @@ final class Writer {
         // entries take the same generations (the log's rowid is max + 1).
         let start = mode == .triggerEntriesRemoved ? try ChangeLog.generation(connection) : nil
         var log = ChangeLog.Batch()
+        var conflicts: [String: [DatabaseValue]] = [:]
         for operation in changes.operations {
+            if let policy = changes.policy, let keys = outside[operation.entityName] {
+                let entity = try statements(for: operation)
+                if let key = OutsideConflict.key(of: operation, keyPosition: entity.schema.primaryKeyIndex), keys.contains(key) {
+                    if try !resolve(operation, key: key, entity, policy: policy, log: &log) {
+                        conflicts[entity.schema.name, default: []].append(key)
+                    }
+                    continue
+                }
+            }
             try apply(operation, log: &log)
+        }
+        if !conflicts.isEmpty {
+            let listed = conflicts.sorted { $0.key < $1.key }
+                .map { entity, keys in "\(entity) " + keys.map(\.description).joined(separator: ", ") }.joined(separator: "; ")
+            throw OutsideConflictFailure(
+                error: StrataError(.conflict, "saved edits conflict with changes committed outside the store after they "
+                                   + "were read (merge policy reportConflict): \(listed)", path: connection.path,
+                                   entity: conflicts.count == 1 ? conflicts.keys.first : nil,
+                                   objectID: conflicts.values.flatMap { $0 }.map(\.description).sorted().joined(separator: ",")),
+                keys: conflicts)
         }
         if let start { try connection.execute("DELETE FROM \(ChangeLog.table) WHERE generation > ?", [.integer(start)]) }
         try log.write(connection)
@@ -173,6 +199,29 @@ final class Writer {
             let keys = try runBulk("DELETE FROM \(schema.table.quotedIdentifier)", [], target, schema)
             log.append(code: entity.code, op: ChangeLog.delete, keys: keys)
         }
+    }
+
+    /// Writes a save or deletion of `key`, which someone outside the store changed after the
+    /// context read it, as `policy` resolves it; false when the policy leaves it to the app.
+    private func resolve(_ operation: ChangeSet.Operation, key: DatabaseValue, _ entity: EntityStatements,
+                         policy: MergePolicy, log: inout ChangeLog.Batch) throws -> Bool {
+        let schema = entity.schema
+        let columns = schema.attributes.map(\.column.quotedIdentifier).joined(separator: ", ")
+        let stored = try connection.rows("SELECT \(columns) FROM \(schema.table.quotedIdentifier) WHERE "
+                                         + "\(schema.primaryKey.column.quotedIdentifier) = ?", [key]).first
+        switch OutsideConflict.resolve(operation, stored: stored, policy: policy) {
+        case .write(let row):
+            try entity.statement(.upsert, on: connection).run(row)
+            log.append(code: entity.code, op: stored == nil ? ChangeLog.insert : ChangeLog.update, key: key)
+        case .delete:
+            try connection.prepare(entity.deleteSQL).run([key])
+            if connection.changes > 0 { log.append(code: entity.code, op: ChangeLog.delete, key: key) }
+        case .keep:
+            break
+        case .fail:
+            return false
+        }
+        return true
     }
 
     /// Runs a bulk statement and returns the keys of the rows it changed (`RETURNING`), in order.

@@ -98,6 +98,7 @@ struct Triple: Entity, Equatable {
             #expect(published == expectedUpdates, "\(context): the change names what changed")
             changes.removeAll()
         }
+        try await store.close()
     }
 
     private func expect(_ main: MainContext, _ filter: Filter, _ expected: [Triple], _ context: String,

@@ -9,15 +9,33 @@ enum ConflictKind: String, CaseIterable, Sendable {
 
 enum ContextKind: String, CaseIterable, Sendable { case main, worker }
 
-/// The original object, and the local and remote edits every case applies.
-private let original = Article.make(1)
-private func localEdit(_ article: Article) -> Article { var copy = article; copy.title = "local title"; return copy }
-private func remoteEdit(_ article: Article) -> Article {
-    var copy = article
-    copy.summary = "remote summary"
-    copy.isStarred = true
-    return copy
+/// The original object, and the local and remote edits every conflict case applies (here and in
+/// `OutsideWriteTests`, whose remote edit an outside writer makes): different attributes.
+enum ConflictEdits {
+    static let original = Article.make(1)
+    static func local(_ article: Article) -> Article { var copy = article; copy.title = "local title"; return copy }
+    static func remote(_ article: Article) -> Article {
+        var copy = article
+        copy.summary = "remote summary"
+        copy.isStarred = true
+        return copy
+    }
+
+    /// A worker with `policy` that read every article and made the local side of `kind`.
+    static func localWorker(_ store: Store, policy: MergePolicy, kind: ConflictKind) async throws -> WorkerContext {
+        let worker = store.makeWorkerContext(name: "local", mergePolicy: policy)
+        _ = try await worker.fetch(Query<Article>())
+        if kind == .deleteUpdate {
+            try await worker.delete(Article.self, id: original.id)
+        } else {
+            try await worker.update(local(original))
+        }
+        return worker
+    }
 }
+private let original = ConflictEdits.original
+private func localEdit(_ article: Article) -> Article { ConflictEdits.local(article) }
+private func remoteEdit(_ article: Article) -> Article { ConflictEdits.remote(article) }
 
 /// What the context should show after the merge, and what the store should hold after it saves.
 private func expected(_ policy: MergePolicy, _ kind: ConflictKind) -> (shown: Article?, stored: Article?, saveThrows: Bool) {
@@ -79,19 +97,14 @@ private let policies: [MergePolicy] = [.localWins, .storeWins, .mergeProperties,
         }
         try await store.persist()
         #expect(try await store.fetch(Article.self, id: original.id) == outcome.stored, "\(policy) \(kind): stored")
+        try await store.close()
     }
 
     @Test(arguments: policies, ConflictKind.allCases)
     func onWorkerContext(policy: MergePolicy, kind: ConflictKind) async throws {
         let directory = try TemporaryDirectory()
         let store = try await seededStore(directory)
-        let worker = store.makeWorkerContext(name: "local", mergePolicy: policy)
-        _ = try await worker.fetch(Query<Article>())
-        if kind == .deleteUpdate {
-            try await worker.delete(Article.self, id: original.id)
-        } else {
-            try await worker.update(localEdit(original))
-        }
+        let worker = try await ConflictEdits.localWorker(store, policy: policy, kind: kind)
 
         try await remoteChange(kind, store)
 

@@ -38,6 +38,7 @@ import Testing
         #expect(reload?.updated(Article.self)["article-1"] == ["title"])
         #expect(main.object(Article.self, id: "article-1") == Article.make(1))
         #expect(main.object(Article.self, id: "article-404") == nil)
+        try await store.close()
     }
 
     @Test func workersDropCopiesTouchedByAFailedChangeSet() async throws {
@@ -88,6 +89,7 @@ import Testing
         await main.mergeAccepted()
         #expect(main.registeredCount(Feed.self) == 300)
         try await store.persist()
+        try await store.close()
     }
 }
 
@@ -139,5 +141,9 @@ struct CorrectedCounter: Entity, Equatable {
         #expect(main.objects(CorrectedCounter.self).allSatisfy { $0.value == 0 }, "every optimistic value was corrected")
         #expect(main.object(CorrectedCounter.self, id: -1) == nil)
         #expect(main.registeredCount(CorrectedCounter.self) == count)
+        // Nobody awaited the failed change set: `close()` reports its failure (and closes all the same).
+        do {
+            try await store.close()
+        } catch let error as StrataError where error.code == .objectNotFound {}
     }
 }

@@ -58,6 +58,7 @@ struct WorkerCounter: Entity, Equatable {
         #expect(try await store.count(Query<Article>()) == workers * saves)
         let counters = try await store.fetch(Query<WorkerCounter>())
         #expect(counters.map(\.value) == Array(repeating: saves - 1, count: workers))
+        try await store.close()
     }
 
     @Test func workerFetchesIDsAndMainMaterializesThem() async throws {
@@ -83,6 +84,7 @@ struct WorkerCounter: Entity, Equatable {
         #expect(main.object(Article.self, id: ids[0]) == materialized[0])
         let again = try await main.materialize(Article.self, ids: Array(ids.prefix(3)))
         #expect(again == Array(materialized.prefix(3)))
+        try await store.close()
     }
 
     @Test(.hangWatchdog)
@@ -129,6 +131,7 @@ struct WorkerCounter: Entity, Equatable {
         try await store.persist()
         _ = log
         #expect(try await store.count(Query<ResidentArticle>(where: Attribute("isRead") == true)) == 10_000)
+        try await store.close()
     }
 
     @Test(.hangWatchdog)
@@ -179,6 +182,7 @@ struct WorkerCounter: Entity, Equatable {
         release.signal()
         try await store.persist()
         #expect(try await store.count(Query<ResidentArticle>()) == 100_000)
+        try await store.close()
     }
 }
 

@@ -28,5 +28,6 @@ import Testing
         #expect(live.ids.count == 20)
         #expect(live.ids.first == "article-19")
         observation.cancel()
+        try await store.close()
     }
 }

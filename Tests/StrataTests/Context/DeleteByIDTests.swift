@@ -48,6 +48,7 @@ import Testing
         // Nothing the context showed changed: it publishes no deletion of an object it never held.
         await main.mergeAccepted()
         #expect(published.isEmpty)
+        try await store.close()
     }
 
     @Test func deletingAnIDTheStoreDoesNotHaveSucceedsAndChangesNothing() async throws {
@@ -79,6 +80,7 @@ import Testing
         update.update(Article.make(404))
         let error = await #expect(throws: StrataError.self) { try await store.submit(update).committed() }
         #expect(error?.code == .objectNotFound)
+        try await store.close()
     }
 
     @Test func deleteAllSkipsIDsTheStoreDoesNotHave() async throws {

@@ -56,6 +56,7 @@ import Testing
                 }
             }
         }
+        try await store.close()
     }
 
     @Test func anIndexPrefixIsCountedByTheIndex() throws {
@@ -270,6 +271,7 @@ import Testing
             #expect(try main.ids(matching: query) == fromSQL, "\(filter)")
             #expect(try main.count(matching: query) == fromSQL.count, "\(filter): count")
         }
+        try await store.close()
     }
     /// Bulk updates move objects between index keys (the leading attribute, the second, both, or
     /// none of the indexed ones): afterwards every prefix of the index answers as SQL does.
@@ -299,5 +301,6 @@ import Testing
                 }
             }
         }
+        try await store.close()
     }
 }

@@ -31,6 +31,7 @@ import Testing
         live.cancel()
         #expect(try await results.next(isolation: #isolation) == nil, "cancelling ends the sequence")
         #expect(live.error == nil)
+        try await store.close()
     }
 
     @Test func aLiveQueryThatCannotStayCurrentSaysSo() async throws {
@@ -90,6 +91,7 @@ import Testing
         let own = try #require(try main.save())
         await own.mergedIntoMainContext()
         try await store.persist()
+        try await store.close()
     }
 
     @Test func conflictingIDsAreTyped() async throws {
@@ -115,5 +117,6 @@ import Testing
         #expect(main.conflictingIDs(Article.self) == ["article-1", "article-3"])
         #expect(main.conflictingIDs(Feed.self).isEmpty)
         #expect(Set(main.conflictingIDs) == [.text("article-1"), .text("article-3")])
+        try await store.close()
     }
 }

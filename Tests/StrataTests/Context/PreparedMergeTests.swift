@@ -43,6 +43,7 @@ import Testing
         // The in-memory index follows the adopted tables.
         #expect(try main.count(matching: Query<ResidentArticle>(where: Attribute("feedID") == 3 && Attribute("isRead") == false))
                 == (0..<10_000).filter { ResidentArticle($0).feedID == 3 }.count)
+        try await store.close()
     }
 
     @Test(.hangWatchdog)
@@ -78,6 +79,7 @@ import Testing
         try main.save()
         try await store.persist()
         #expect(try await store.fetch(ResidentArticle.self, id: "r-3")?.isStarred == true)
+        try await store.close()
     }
 
     @Test(.hangWatchdog)
@@ -102,6 +104,7 @@ import Testing
         try await store.persist()
         #expect(try await store.count(Query<ResidentArticle>()) == 11)
         #expect(try await store.fetch(ResidentArticle.self, id: "r-1")?.title == "remote")
+        try await store.close()
     }
 
     @Test(.hangWatchdog)
@@ -131,6 +134,7 @@ import Testing
         #expect(try await store.fetch(ResidentArticle.self, id: "r-1")?.title == "local")
         #expect(try await store.fetch(ResidentArticle.self, id: "r-2")?.title == "remote")
         #expect(published[remote] == 1)
+        try await store.close()
     }
 
     @Test(.hangWatchdog)
@@ -149,6 +153,7 @@ import Testing
         #expect(main.object(ResidentArticle.self, id: "r-1")?.isRead == true)
         try await submission.committed()
         #expect(try await store.count(unread) == 7)
+        try await store.close()
     }
 
     // MARK: Helpers

@@ -30,6 +30,7 @@ import Testing
         try main.save()
         #expect(try main.results(matching: query).ids == ["r-17", "r-15", "r-13"])
         #expect(page.ids == ["r-19", "r-17", "r-15"] && page[0] == ResidentArticle(19))
+        try await store.close()
     }
 
     @Test func anEditOfAResultIsBasedOnTheCopyTheQueryRead() async throws {
@@ -59,5 +60,6 @@ import Testing
         try main.update(edited)
         let error = try #require(throws: StrataError.self) { try main.save() }
         #expect(error.code == .conflict)
+        try await store.close()
     }
 }

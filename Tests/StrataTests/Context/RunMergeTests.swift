@@ -83,6 +83,7 @@ import Testing
             let table = try #require(main.graph.tables[Note.entityName])
             #expect(table.saved.slotCount <= 90, "\(context): \(table.saved.slotCount) slots for \(table.saved.count) rows")
         }
+        try await store.close()
     }
 
     /// An object deleted and inserted again in one change set was held before and after it: it is
@@ -126,5 +127,6 @@ import Testing
             #expect(try main.count(matching: query) == ids.count, "group \(group)")
             #expect(try main.ids(matching: query) == ids, "group \(group)")
         }
+        try await store.close()
     }
 }

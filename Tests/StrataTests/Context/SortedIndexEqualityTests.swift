@@ -99,5 +99,6 @@ private struct Reading: Entity, Equatable {
             }
             main.rollback()
         }
+        try await store.close()
     }
 }

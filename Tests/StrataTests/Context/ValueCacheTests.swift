@@ -85,7 +85,7 @@ private struct CachedNote: Entity, Equatable {
     @Test(.hangWatchdog)
     func aValueReadAgainIsNotBuiltAgain() async throws {
         let directory = try TemporaryDirectory()
-        let (_, main) = try await seeded(directory)
+        let (store, main) = try await seeded(directory)
         let first = built { main.object(CachedNote.self, id: "n-1") }
         #expect(first.0 == CachedNote(1) && first.1 == 1)
         let again = built { main.object(CachedNote.self, id: "n-1") }
@@ -96,6 +96,7 @@ private struct CachedNote: Entity, Equatable {
         #expect(matches.0 == [1, 4, 7].map { CachedNote($0) } && matches.1 == 2)
         let matchesAgain = try built { try main.objects(matching: query) }
         #expect(matchesAgain.0 == matches.0 && matchesAgain.1 == 0)
+        try await store.close()
     }
 
     @Test(.hangWatchdog)
@@ -110,6 +111,7 @@ private struct CachedNote: Entity, Equatable {
         #expect(changed.0?.title == "remote" && changed.1 == 1)
         let unchanged = built { main.object(CachedNote.self, id: "n-3") }
         #expect(unchanged.0 == CachedNote(3) && unchanged.1 == 0)
+        try await store.close()
     }
 
     @Test(.hangWatchdog)
@@ -133,6 +135,7 @@ private struct CachedNote: Entity, Equatable {
         #expect(main.object(CachedNote.self, id: "n-99") == CachedNote(99))
         #expect(main.object(CachedNote.self, id: "n-5") == nil)
         #expect(main.objects(CachedNote.self).count == 10)
+        try await store.close()
     }
 
     @Test(.hangWatchdog)
@@ -148,6 +151,7 @@ private struct CachedNote: Entity, Equatable {
         let (shown, rebuilt) = built { main.objects(CachedNote.self) }
         #expect(shown.filter { $0.title == "remote" }.map(\.id).sorted() == ["n-3", "n-6"])
         #expect(shown.count == 10 && rebuilt == 2)
+        try await store.close()
     }
 
     @Test(.hangWatchdog)
@@ -161,7 +165,7 @@ private struct CachedNote: Entity, Equatable {
         #expect(building { _ = main.object(CachedNote.self, id: "n-9") } == 0)
 
         let other = try TemporaryDirectory()
-        let (_, uncached) = try await seeded(other, limit: 0)
+        let (otherStore, uncached) = try await seeded(other, limit: 0)
         #expect(building {
             _ = uncached.object(CachedNote.self, id: "n-1")
             _ = uncached.object(CachedNote.self, id: "n-1")
@@ -175,6 +179,8 @@ private struct CachedNote: Entity, Equatable {
             (worker.object(CachedNote.self, id: "n-2"), worker.object(CachedNote.self, id: "n-2"))
         }
         #expect(CachedNote.built.count - before == 2)
+        try await otherStore.close()
+        try await store.close()
     }
 
     /// The cache itself: a value is handed out for the version it was built from only, a write

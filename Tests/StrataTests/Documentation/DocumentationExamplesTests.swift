@@ -59,6 +59,7 @@ import Testing
         var configuration = StoreConfiguration()
         configuration.logLevel = .debug
         #expect(configuration.logLevel == .debug)
+        try await store.close()
     }
 
     // ContextsAndThreading.md
@@ -80,6 +81,7 @@ import Testing
         _ = try await main.fetch(Query<Article>())
         let (page, unread) = try await listScreen(main, feed: 1)
         #expect(page.ids == ["a2"] && page.first?.title == "Contexts" && unread == 1)
+        try await store.close()
     }
 
     @MainActor
@@ -159,6 +161,7 @@ import Testing
         #expect(list.shown.first?.id == "a119")
         #expect(list.shown == (try main.objects(matching: Query<ListedArticle>(
             where: Attribute("isRead") == false, sortedBy: [Attribute("published").descending], limit: 50))))
+        try await main.store.close()
     }
 
     struct CodecFeed: Entity {
@@ -193,6 +196,7 @@ import Testing
         changes.insert(CodecFeed(id: 1, name: "Swift"))
         try await codecs.submit(changes).committed()
         #expect(try await codecs.fetch(CodecFeed.self, id: 1)?.name == "Swift")
+        try await main.store.close()
     }
 
     // BulkUpdates.md
@@ -233,6 +237,7 @@ import Testing
             let error = #expect(throws: StrataError.self) { try store.updateAll(Article.self, ids: ["a4"], set: values) }
             #expect(error?.code == code)
         }
+        try await store.close()
     }
 
     // Migrations.md
@@ -384,6 +389,7 @@ import Testing
         #expect(change?.origin == .context("sync"))
         #expect(change?.inserted(Article.self) == ["a1"])
         #expect(main.object(Article.self, id: "a1")?.title == "Hello")
+        try await store.close()
     }
 
     @MainActor
@@ -401,6 +407,7 @@ import Testing
         _ = main.objects(Feed.self)
         #expect(log.count == before)
         #expect(before > 0)
+        try await store.close()
     }
 
     @Test func updatingAMissingArticleFails() async throws {
@@ -442,6 +449,7 @@ import Testing
         let warm = try await Store.openWarm(at: database, snapshot: snapshot, entities: [Feed.self, Article.self])
         #expect(warm.outcome == .used)
         #expect(warm.mainContext.object(Feed.self, id: 1)?.name == "Swift")
+        try await warm.store.close()
     }
 }
 

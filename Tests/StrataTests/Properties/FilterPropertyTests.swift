@@ -210,13 +210,17 @@ private func evaluateInMemory(_ query: Query<PropertyRow>, _ schema: EntitySchem
                 #expect(try await store.count(query) == inMemory.count, "\(context)")
                 compared += 1
                 if !inMemory.isEmpty { nonEmpty += 1 }
-                if fromSQL.map(\.id) != inMemory { return }  // one reproducible failure is enough
+                if fromSQL.map(\.id) != inMemory {  // one reproducible failure is enough
+                    try await store.close()
+                    return
+                }
             }
             // Decoding gives back exactly what was stored.
             let byID = Dictionary(uniqueKeysWithValues: rows.map { ($0.id, $0) })
             let all = try await store.fetch(Query<PropertyRow>())
             #expect(all.count == rows.count)
             #expect(all.allSatisfy { byID[$0.id] == $0 }, "seed \(seed)")
+            try await store.close()
         }
         #expect(compared == 350)
         // The predicates must select something often enough for the comparison to mean anything.

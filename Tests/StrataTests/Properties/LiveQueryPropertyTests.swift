@@ -71,6 +71,7 @@ struct Note: Entity, Equatable {
         try await store.persist()
         let stored = try await store.fetch(Query<Note>())
         #expect(stored == main.objects(Note.self), "seed \(seed): main context and store disagree")
+        try await store.close()
     }
 
     enum Operation {

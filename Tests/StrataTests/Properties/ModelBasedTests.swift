@@ -43,10 +43,13 @@ struct ModelItem: Entity, Equatable {
         let path = directory.path("model.sqlite")
         let store = try await openStore(path, entities: [ModelItem.self])
         let main = store.mainContext
+        // The model writes whole objects at a save: the contexts do under `.localWins` (the
+        // attribute-level default has its own matrices: ConflictMatrixTests, OutsideWriteTests).
+        main.mergePolicy = .localWins
         // Every other sequence merges every change set from elsewhere off the main actor, on a
         // copy of the main context's tables (as large ones are), while the sequence goes on editing.
         if seed % 2 == 0 { main.preparedMergeThreshold = 1 }
-        let workers = (0..<3).map { store.makeWorkerContext(name: "w\($0)") }
+        let workers = (0..<3).map { store.makeWorkerContext(name: "w\($0)", mergePolicy: .localWins) }
         var model: [Int64: ModelItem] = [:]
         // What each context (0 = main, 1… = workers) will write when it saves: nil = delete.
         var unsaved: [[Int64: ModelItem?]] = Array(repeating: [:], count: workers.count + 1)
@@ -139,7 +142,10 @@ struct ModelItem: Entity, Equatable {
                 diverged = true
                 Issue.record("seed \(seed): a reopened store ≠ model (warm \(warm.outcome))")
             }
+            try await cold.store.close()
+            try await warm.store.close()
         }
+        try await store.close()
         return diverged ? 1 : 0
     }
 }

@@ -62,6 +62,7 @@ import Testing
         let inMemory = try main.objects(matching: query)
         #expect(inMemory.count == 34)                       // r-0, r-3, …, r-99
         #expect(inMemory == (try await store.fetch(query)))
+        try await store.close()
     }
 
     @Test func duplicateKeysMatchOnceAsInSQL() async throws {
@@ -78,6 +79,7 @@ import Testing
         #expect(fromSQL.count == 2)
         #expect(try main.objects(matching: query).count == 2)
         #expect(try main.count(matching: query) == 2)
+        try await store.close()
     }
 
     @Test func aBulkUpdateByKeysAndFilterPatchesOnlyWhatSQLUpdated() async throws {
@@ -98,5 +100,6 @@ import Testing
         let stored = try await store.fetch(Query<ResidentArticle>(where: Attribute("isRead") == true)).map(\.id).sorted()
         #expect(stored == ["r-13", "r-3"])
         #expect(shown == stored)
+        try await store.close()
     }
 }

@@ -57,7 +57,9 @@ struct CrashItem: Entity, Equatable {
                 outcomes["\(warm.outcome)".components(separatedBy: " (").first!, default: 0] += 1
                 #expect(warm.mainContext.objects(CrashItem.self) == items.sorted { $0.id < $1.id },
                         "round \(round): the warm start shows something other than the database")
+                try await warm.store.close()
             }
+            try await store.close()
         }
         print("crash loop \(mode): \(Self.rounds) kills, \(acknowledged.count) acknowledged saves, 0 lost; snapshot outcomes \(outcomes)")
     }
@@ -79,6 +81,7 @@ struct CrashItem: Entity, Equatable {
             let main = store.mainContext
             try await main.loadResidentEntities()
             try await main.writeSnapshot(to: snapshot)
+            try await store.close()
         }
         let run = try ProbeRun(["snapshot-crash", db, snapshot, step])
         _ = await run.exited()
@@ -92,5 +95,6 @@ struct CrashItem: Entity, Equatable {
         case "renamed", "complete": #expect(warm.outcome == .used)
         default: #expect(warm.outcome == .caughtUp(changes: CrashItem.perBatch))
         }
+        try await warm.store.close()
     }
 }

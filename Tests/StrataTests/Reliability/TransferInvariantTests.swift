@@ -81,6 +81,7 @@ struct Account: Entity, Equatable {
         // How often the report-conflict policy made a teller retry depends on the interleaving
         // (zero is possible): it is reported, not asserted.
         print("concurrentTransfersKeepTheTotalConstant: \(conflicts) conflicts retried (seed \(seed))")
+        try await store.close()
     }
 
     /// A scripted interleaving, ordered by the mailbox rather than by timing: two tellers read the

@@ -164,6 +164,7 @@ struct ShortCodec: Entity, Equatable {
         let warm = try await Store.openWarm(at: db, snapshot: file, entities: [CodecNote.self])
         #expect(warm.outcome == .used)
         #expect(warm.mainContext.objects(CodecNote.self) == (try await warm.store.fetch(Query<CodecNote>(sortedBy: [Attribute("id").ascending]))))
+        try await warm.store.close()
     }
 
     @Test func aCodecThatDriftsFromTheSchemaFailsClearly() async throws {

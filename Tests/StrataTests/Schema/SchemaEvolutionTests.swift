@@ -395,5 +395,6 @@ private let notes = [NoteV1(id: 1, title: "swift concurrency", done: true), Note
         let warm = try await Store.openWarm(at: path, snapshot: snapshot, entities: [NoteRenamed.self])
         #expect(warm.outcome == .coldStart(.schemaChanged))
         #expect(try await warm.store.fetch(Query<NoteRenamed>()).map(\.headline) == notes.map(\.title))
+        try await warm.store.close()
     }
 }

@@ -170,6 +170,7 @@ struct DeferredNote: Entity, Equatable {
             let warm = try await Store.openWarm(at: db, snapshot: candidate, entities: Self.entities)
             guard case .coldStart(let rejection) = warm.outcome else {
                 Issue.record("\(label): the snapshot was used")
+                try await warm.store.close()
                 continue
             }
             if let expected { #expect(rejection == expected, "\(label)") }

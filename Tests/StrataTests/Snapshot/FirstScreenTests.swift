@@ -216,6 +216,7 @@ struct ListedArticleByFeed: Entity, Equatable {
         // Caught up: the archive claims no generation past what it holds.
         guard case .caughtUp = warm.outcome else {
             Issue.record("seed \(seed): expected a catch-up, got \(warm.outcome)")
+            try await warm.store.close()
             return
         }
         #expect(warm.mainContext.object(ListedArticle.self, id: newest.id)?.isRead == changed.isRead)

@@ -65,13 +65,17 @@ import Testing
             try main.insert(ResidentArticle(50))
             try main.save()
             try await store.persist()
-            #expect(main.object(ResidentArticle.self, id: "r-1")?.title == "Title 1", "the main context never merged it")
+            // The app's commit found the outside write and told the contexts of it.
+            await main.mergeAccepted()
+            #expect(main.object(ResidentArticle.self, id: "r-1")?.title == "changed outside", "the main context merged it")
+            #expect(main.object(ResidentArticle.self, id: "r-2") == nil)
             try await main.writeSnapshot(to: file)
             try await store.close()
         }
         let warm = try await Store.openWarm(at: db, snapshot: file, entities: Self.entities)
         guard case .caughtUp = warm.outcome else {
             Issue.record("expected a catch-up, got \(warm.outcome)")
+            try await warm.store.close()
             return
         }
         let shown = warm.mainContext.objects(ResidentArticle.self)
@@ -81,6 +85,7 @@ import Testing
         #expect(warm.mainContext.object(ResidentArticle.self, id: "r-2") == nil)
         #expect(warm.mainContext.object(ResidentArticle.self, id: "r-100")?.title == "inserted outside")
         #expect(warm.mainContext.object(ResidentArticle.self, id: "r-50") != nil)
+        try await warm.store.close()
     }
 
     @Test func withoutOutsideWritesTheSnapshotClaimsTheNewestGeneration() async throws {
@@ -99,6 +104,7 @@ import Testing
         }
         let warm = try await Store.openWarm(at: db, snapshot: file, entities: Self.entities)
         #expect(warm.outcome == .used)
+        try await warm.store.close()
     }
 
     @Test func twoFailuresAroundTheCapturedStateRefuseTheSnapshot() async throws {
@@ -147,6 +153,7 @@ import Testing
         #expect(warm.outcome == .used)
         #expect(warm.mainContext.object(ResidentArticle.self, id: "r-1")?.title == "Title 1")
         #expect(warm.mainContext.object(ResidentArticle.self, id: "r-404") == nil)
+        try await warm.store.close()
     }
 
     @Test func aDirectoryAtTheSnapshotPathIsReportedAsSuch() async throws {
@@ -157,10 +164,12 @@ import Testing
         let warm = try await Store.openWarm(at: db, snapshot: file, entities: Self.entities)
         guard case .coldStart(.unreadable(let reason)) = warm.outcome else {
             Issue.record("expected an unreadable snapshot, got \(warm.outcome)")
+            try await warm.store.close()
             return
         }
         #expect(reason.contains("is a directory"))
         #expect(reason.contains(file))
         #expect(warm.mainContext.objects(ResidentArticle.self).count == 10, "the cold start still shows the data")
+        try await warm.store.close()
     }
 }

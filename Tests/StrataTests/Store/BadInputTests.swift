@@ -352,6 +352,7 @@ private func storeWithRecord(_ directory: TemporaryDirectory) async throws -> St
         try await store.persist()
         #expect(try await store.allIDs(Feed.self).isEmpty)
         #expect(await main.objects(Feed.self).isEmpty)
+        try await store.close()
     }
 
     @Test func unknownAttributeInAFilterOrSortIsRefused() async throws {

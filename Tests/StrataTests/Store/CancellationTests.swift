@@ -71,6 +71,7 @@ import Testing
         // Not cancelled, the same fetch registers everything.
         #expect(try await main.fetch(Query<Article>()).count == 10)
         #expect(main.registeredCount(Article.self) == 10)
+        try await store.close()
     }
 
     @Test func cancelledFetchesNeverInterruptACommit() async throws {

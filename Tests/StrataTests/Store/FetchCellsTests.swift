@@ -40,6 +40,7 @@ struct CellNote: Entity, Equatable {
         let slot = try #require(table.saved.slot(of: .integer(5)))
         let title = try table.schema.requirePosition(of: "title")
         #expect(table.saved.cellEquals(.text("a\u{FFFD}b"), at: slot, title))
+        try await store.close()
     }
 
     @Test func aFetchOfManyBatchesHoldsEveryRowAsSQLiteHasIt() async throws {
@@ -65,6 +66,7 @@ struct CellNote: Entity, Equatable {
         for id in [1, Int64(Store.fetchBatchRows), Int64(Store.fetchBatchRows) + 1, Int64(rows)] {
             #expect(main.object(CellNote.self, id: id)?.id == id)
         }
+        try await store.close()
     }
 
     @Test func aBadRowAfterSeveralBatchesFailsTheFetchAndTheStoreGoesOn() async throws {

@@ -47,6 +47,7 @@ import Testing
         for event in ["opened store", "automatic migration", "ran migration", "snapshot written", "warm start"] {
             #expect(debug.contains(event), "no \(event) at debug: \(log.records)")
         }
+        try await warm.store.close()
     }
 
     @Test func permanentChangeSetFailureLogsAnError() async throws {

@@ -140,5 +140,6 @@ import Testing
             #expect(main.graph.rememberedDeletionCount == 0, "round \(round)")
         }
         try await store.persist()
+        try await store.close()
     }
 }
