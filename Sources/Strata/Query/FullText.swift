@@ -60,8 +60,32 @@ enum FullText {
         }
     }
 
+    /// FTS5's unicode61 folding (`remove_diacritics=1`, its default): each character lowercased
+    /// one for one (so "ß" stays "ß", unlike full case folding's "ss"), and diacritics removed
+    /// from Latin letters only (Greek "ή" keeps its accent, as FTS5 keeps it).
     private static func fold(_ token: String) -> String {
         if token.utf8.allSatisfy({ $0 < 0x80 }) { return token.lowercased() }
-        return token.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).lowercased()
+        var folded = String.UnicodeScalarView()
+        for scalar in token.unicodeScalars {
+            let lower = scalar.properties.lowercaseMapping.unicodeScalars
+            let single = lower.count == 1 ? lower.first! : scalar
+            folded.append(isLatinWithDiacritics(single) ? base(of: single) : single)
+        }
+        return String(folded)
+    }
+
+    /// Whether `scalar` is a Latin letter whose diacritics FTS5 removes: Latin-1 Supplement,
+    /// Latin Extended-A and -B, and Latin Extended Additional.
+    private static func isLatinWithDiacritics(_ scalar: Unicode.Scalar) -> Bool {
+        (0xC0...0x24F).contains(scalar.value) || (0x1E00...0x1EFF).contains(scalar.value)
+    }
+
+    /// The letter without its diacritics: the first scalar of its canonical decomposition, when
+    /// the rest are combining marks.
+    private static func base(of scalar: Unicode.Scalar) -> Unicode.Scalar {
+        let decomposed = String(scalar).decomposedStringWithCanonicalMapping.unicodeScalars
+        guard let first = decomposed.first, decomposed.count > 1,
+              decomposed.dropFirst().allSatisfy({ $0.properties.generalCategory == .nonspacingMark }) else { return scalar }
+        return first
     }
 }
