@@ -78,7 +78,7 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
         self.entries = SortedMatches(width: resolved.sort.count + 1)
         try recompute(sequence: context.graph.mergedSequence, publish: false)
         context.liveQueries[key] = self
-        if !E.isResident { refetch() }
+        if E.residency != .resident { refetch() }
     }
 
     /// A stream of diffs, one per change that altered the result.
@@ -147,7 +147,7 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
         } catch {
             fail(error, in: context)
         }
-        if !E.isResident, change.origin == .bulkOperation { refetch() }
+        if E.residency != .resident, change.origin == .bulkOperation { refetch() }
     }
 
     func refresh(in context: MainContext) {

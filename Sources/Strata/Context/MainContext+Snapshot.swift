@@ -34,7 +34,7 @@ extension MainContext {
         // The saved copies as of now: copy-on-write copies of the tables, a few retains each.
         // They are ordered and copied into blocks off the main actor.
         let captured = graph.tables.values.sorted(by: { $0.schema.name < $1.schema.name })
-            .filter { $0.registeredCount > 0 }.map { CapturedTable(saved: $0.saved.copy()) }
+            .filter { $0.registeredCount > 0 && $0.schema.residency != .notKept }.map { CapturedTable(saved: $0.saved.copy()) }
         // Wait until everything the captured state reflects is committed.
         try await store.waitUntilResolved(through: sequence)
         let (resolved, generationNow, failedInside, outsideFloor) = store.pipeline.withLock {

@@ -361,7 +361,7 @@ public final class MainContext {
 
     /// Loads every object of every resident entity from the root.
     public func loadResidentEntities() async throws {
-        for entity in store.registry.types where entity.type.isResident {
+        for entity in store.registry.types where entity.type.residency == .resident {
             try await loadAll(entity.type)
         }
     }

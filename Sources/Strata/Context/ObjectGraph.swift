@@ -176,11 +176,14 @@ final class ObjectGraph {
         let operations = changes.operations
         // The table and the entity's changes looked up once per run.
         for (name, run) in changes.entityRuns {
+            // Saves of an entity the main context does not keep (`Residency.notKept`) update what
+            // it holds and register nothing.
+            let registers = registersNew && (try? registry.schema(named: name))?.residency != .notKept
             // A table is made for an entity the context did not hold only to register saved objects.
-            let saves = registersNew && operations[run].contains(where: \.isSave)
+            let saves = registers && operations[run].contains(where: \.isSave)
             guard let table = saves ? try self.table(named: name) : tables[name] else { continue }
             var entityChanges = result.entities.removeValue(forKey: name) ?? .init()
-            try table.merge(operations, run: run, sequence: sequence, isOwn: false, registersNew: registersNew,
+            try table.merge(operations, run: run, sequence: sequence, isOwn: false, registersNew: registers,
                             policy: policy, into: &entityChanges)
             result.entities[name] = entityChanges
         }

@@ -230,7 +230,7 @@ extension MainContext {
         let (changed, deleted) = history.keys(of: E.entityName)
         guard !changed.isEmpty || !deleted.isEmpty else { return }
         let table = try graph.table(E.self)
-        let ids = changed.compactMap(E.ID.fromDatabaseValue).filter { E.isResident || table.visibleRow($0.databaseValue) != nil }
+        let ids = changed.compactMap(E.ID.fromDatabaseValue).filter { table.schema.isResident || table.visibleRow($0.databaseValue) != nil }
         try await reread(E.self, ids: ids, deleted: deleted.compactMap(E.ID.fromDatabaseValue), into: &change)
     }
 
@@ -257,7 +257,7 @@ extension MainContext {
         let found = Set(rows.map { $0[key] })
         let gone = deleted.map(\.databaseValue) + ids.map(\.databaseValue).filter { !found.contains($0) }
         try table.reload(rows, deleted: gone, asOf: sequence,
-                         includeNew: E.isResident, policy: graph.policy, into: &change.entities[E.entityName, default: .init()])
+                         includeNew: table.schema.isResident, policy: graph.policy, into: &change.entities[E.entityName, default: .init()])
     }
 
     /// The most IDs one re-read statement binds (fewer when the connection allows fewer).

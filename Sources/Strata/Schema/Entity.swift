@@ -53,8 +53,11 @@ public protocol Entity: Codable, Sendable, Identifiable where ID: EntityIdentifi
     /// ``StrataError/Code/incompatibleSchema``, so that no value disappears unasked.
     static var discardedAttributes: Set<String> { get }
     /// Whether the main context holds every object of this entity in memory at all times
-    /// (for small, always-needed sets such as feeds or tags).
+    /// (for small, always-needed sets such as feeds or tags): `residency == .resident`.
     static var isResident: Bool { get }
+    /// How much of this entity the main context keeps (``Residency``). Default: `.resident` when
+    /// ``isResident`` is true, else `.keptWhenRead`.
+    static var residency: Residency { get }
     /// The version of the entity's archived form, like an NSCoding class version. Bump it when
     /// a snapshot written by the previous version must not be decoded by this one: such a
     /// snapshot is then refused clearly (``SnapshotRejection/schemaChanged``) and the store cold-starts.
@@ -100,6 +103,7 @@ extension Entity {
     public static var formerAttributeNames: [String: String] { [:] }
     public static var discardedAttributes: Set<String> { [] }
     public static var isResident: Bool { false }
+    public static var residency: Residency { isResident ? .resident : .keptWhenRead }
     public static var archiveVersion: Int { 1 }
     public static var snapshotOrder: [SortKey] { [] }
     public static var deferredAttributes: [String] { [] }

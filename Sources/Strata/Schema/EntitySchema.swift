@@ -106,8 +106,12 @@ public struct EntitySchema: Sendable, Hashable, Codable {
     public var indexes: [EntityIndex]
     /// The attributes indexed for full-text search (``Entity/fullTextAttributes``).
     public var fullTextAttributes: [String]
-    /// Whether the main context holds every object (``Entity/isResident``).
+    /// Whether the main context holds every object (``Entity/residency`` is `.resident`).
     public var isResident: Bool
+    /// How much of the entity the main context keeps (``Entity/residency``). Declaration only:
+    /// not recorded in the store (a schema read from a file has `.resident` or `.keptWhenRead`,
+    /// from ``isResident``), not part of any fingerprint.
+    public var residency: Residency
     /// ``Entity/archiveVersion``: part of the entity's snapshot fingerprint.
     public var archiveVersion: Int
     /// The order a snapshot archives the objects in (``Entity/snapshotOrder``); recorded only
@@ -144,6 +148,7 @@ public struct EntitySchema: Sendable, Hashable, Codable {
         self.indexes = indexes
         self.fullTextAttributes = fullTextAttributes
         self.isResident = isResident
+        self.residency = isResident ? .resident : .keptWhenRead
         self.archiveVersion = archiveVersion
         buildPositions()
     }
@@ -158,6 +163,7 @@ public struct EntitySchema: Sendable, Hashable, Codable {
         indexes = try container.decode([EntityIndex].self, forKey: .indexes)
         fullTextAttributes = try container.decode([String].self, forKey: .fullTextAttributes)
         isResident = try container.decode(Bool.self, forKey: .isResident)
+        residency = isResident ? .resident : .keptWhenRead
         archiveVersion = try container.decodeIfPresent(Int.self, forKey: .archiveVersion) ?? 1
         snapshotOrder = try container.decodeIfPresent([SortKey].self, forKey: .snapshotOrder) ?? []
         buildPositions()

@@ -35,7 +35,8 @@ enum SchemaReflector {
                               entity: entity, attribute: "id")
         }
         let schema = EntitySchema(name: entity, table: E.tableName, attributes: attributes, primaryKeyIndex: keyIndex,
-                                  indexes: E.indexes, fullTextAttributes: E.fullTextAttributes, isResident: E.isResident,
+                                  indexes: E.indexes, fullTextAttributes: E.fullTextAttributes,
+                                  isResident: E.residency == .resident,
                                   archiveVersion: E.archiveVersion)
         try validate(schema, columnNames: E.columnNames, defaults: E.attributeDefaults)
         var declared = schema
@@ -43,6 +44,7 @@ enum SchemaReflector {
                                                     explicitDefaults: Set(E.attributeDefaults.keys))
         for key in E.snapshotOrder { _ = try schema.requirePosition(of: key.attribute) }
         declared.snapshotOrder = E.snapshotOrder
+        declared.residency = E.residency
         declared.deferredAttributes = try deferredAttributes(E.deferredAttributes, of: declared)
         return declared
     }

@@ -239,13 +239,16 @@ public struct ChangeSet: Sendable {
                 encoder = found
                 return try found.encode(save.object)
             }
-            // The run's saves still without cells, and their rows.
+            // The run's saves still without cells, and their rows: none for an entity the main
+            // context does not keep (it registers none of them).
             var positions: [Int] = []
             var rows: [[DatabaseValue]] = []
+            if buildsCells, encoder == nil { encoder = try makeEncoder(entity) }
+            let cellsWanted = buildsCells && encoder?.schema.residency != .notKept
             for index in run {
                 guard case .save(let save) = sealed.operations[index] else { continue }
                 let row = try encoded(save)
-                if buildsCells, save.cells == nil {
+                if cellsWanted, save.cells == nil {
                     positions.append(index)
                     rows.append(row)
                 } else if save.row == nil {
