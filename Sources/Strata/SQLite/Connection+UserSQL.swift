@@ -31,14 +31,14 @@ extension Connection {
     }
 
     /// Installs the authorizer that enforces the rule above; Strata's own SQL is never denied.
-    func installAuthorizer() {
-        sqlite3_set_authorizer(handle, { context, action, _, _, _, _ in
+    func installAuthorizer() throws {
+        try check(sqlite3_set_authorizer(handle, { context, action, _, _, _, _ in
             guard let context, action == SQLITE_TRANSACTION || action == SQLITE_SAVEPOINT else { return SQLITE_OK }
             // The context is the connection itself, unretained: the authorizer runs synchronously
             // inside sqlite3_prepare on the connection's own queue, and the connection closes its
             // handle (so no callback can follow) before it is deallocated.
             let connection = Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue()
             return connection.userSQLDepth > 0 ? SQLITE_DENY : SQLITE_OK
-        }, Unmanaged.passUnretained(self).toOpaque())
+        }, Unmanaged.passUnretained(self).toOpaque()))
     }
 }

@@ -61,7 +61,7 @@ final class Connection {
     }
 
     private func configure(_ options: Options, inspect: ((Connection) throws -> Void)?) throws {
-        installAuthorizer()
+        try installAuthorizer()
         try check(sqlite3_busy_timeout(handle, Int32(options.busyTimeout * 1000)))
         // Reading the schema first makes a non-database file fail here, with a clear error.
         do {
@@ -173,16 +173,26 @@ final class Connection {
     // MARK: Tracing
 
     /// Reports the SQL of every statement as it starts running (`sqlite3_trace_v2`).
-    func setTrace(_ observer: (@Sendable (String) -> Void)?) {
-        traceBox?.release()
-        traceBox = nil
+    func setTrace(_ observer: (@Sendable (String) -> Void)?) throws {
         guard let observer else {
-            sqlite3_trace_v2(handle, 0, nil, nil)
+            try check(sqlite3_trace_v2(handle, 0, nil, nil))
+            traceBox?.release()
+            traceBox = nil
             return
         }
         let box = Unmanaged.passRetained(TraceBox(observer))
+        do {
+            try installTrace(box)
+        } catch {
+            box.release()
+            throw error
+        }
+        traceBox?.release()
         traceBox = box
-        sqlite3_trace_v2(handle, UInt32(SQLITE_TRACE_STMT), { _, context, _, sqlPointer in
+    }
+
+    private func installTrace(_ box: Unmanaged<TraceBox>) throws {
+        try check(sqlite3_trace_v2(handle, UInt32(SQLITE_TRACE_STMT), { _, context, _, sqlPointer in
             guard let context, let sqlPointer else { return 0 }
             let sql = String(cString: sqlPointer.assumingMemoryBound(to: CChar.self))
             // Statements run by triggers are reported as "-- comment" lines: skip them.
@@ -190,7 +200,7 @@ final class Connection {
                 Unmanaged<TraceBox>.fromOpaque(context).takeUnretainedValue().observer(sql)
             }
             return 0
-        }, box.toOpaque())
+        }, box.toOpaque()))
     }
 
     private final class TraceBox {

@@ -90,7 +90,7 @@ public final class Store: Sendable {
                     func openAndMigrate() throws -> (Connection, SchemaMigrator.Outcome) {
                         let connection = try Connection(path: path, options: configuration.connectionOptions,
                                                         inspect: SchemaMigrator.refuseForeignDatabase)
-                        connection.setTrace(configuration.statementObserver)
+                        try connection.setTrace(configuration.statementObserver)
                         for function in configuration.functions { try connection.register(function) }
                         let migrator = SchemaMigrator(schemas: registry.schemas, migrations: migrations,
                                                       schemaVersion: configuration.schemaVersion, logger: configuration.logger)
