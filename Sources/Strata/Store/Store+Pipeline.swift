@@ -40,6 +40,8 @@ struct PipelineState {
     /// that sequence was made on an older copy, and the writer resolves it by its policy. Kept
     /// while such a change set is pending.
     var outsideKeys: [(sequence: UInt64, keys: [String: Set<DatabaseValue>])] = []
+    /// Whether a look at the change log, for a write the file watcher saw, is queued already.
+    var outsideCheckQueued = false
 
     /// The keys changed from outside after the contexts that made the change set `sequence` last
     /// looked: those in `records` (``outsideKeys``) of an outside change set accepted after it.
@@ -424,6 +426,7 @@ extension Store {
     ///   failure nobody was told about (the connection is closed all the same).
     public func close() async throws {
         pipeline.withLock { $0.isClosed = true }
+        stopWatchingOutsideCommits()
         var unreported: Error?
         do {
             try await persist()

@@ -37,6 +37,8 @@ public final class Store: Sendable {
     /// The main context, once made: owned by the store until ``close()`` (``Store/mainContext``
     /// is `Context/`'s).
     let mainContextSlot = Locked(OwnedObject())
+    /// Watches the file for other processes' commits while the store is open (`Store+OutsideWatch`).
+    let outsideWatcher = Locked<FileWatcher?>(nil)
     var logger: Logger { configuration.logger }
 
     private init(path: String, outcome: SchemaMigrator.Outcome, configuration: StoreConfiguration,
@@ -119,6 +121,7 @@ public final class Store: Sendable {
         // snapshot written before the first commit must claim that one, not 0 (which would make
         // the next warm start re-read every logged change).
         store.pipeline.withLock { $0.committedGeneration = max($0.committedGeneration, generation) }
+        store.watchOutsideCommits()
         return (store, generation, floor)
     }
 

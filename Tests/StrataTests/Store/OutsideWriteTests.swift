@@ -19,11 +19,14 @@ private let outsideDeleteSQL = "DELETE FROM articles WHERE uniqueID = 'article-1
 
 /// When the outside writer commits, relative to the context's edit and save.
 enum OutsideTiming: String, CaseIterable, Sendable {
-    /// After the edit, before the save, with no read in between: the writer finds it in the
-    /// transaction that writes the save.
+    /// After the edit, before the save, with no read in between and the file watcher stopped: the
+    /// writer finds it in the transaction that writes the save.
     case beforeSaveUnseen
     /// After the edit; a fetch then takes it in, and the context resolves it before saving.
     case seenByFetch
+    /// After the edit; the file watcher wakes the store, which tells the context, and the context
+    /// resolves it before saving.
+    case seenLive
 }
 
 /// What the store should hold once everything is written, and whether the context keeps the edit
@@ -102,6 +105,49 @@ private let policies: [MergePolicy] = [.localWins, .storeWins, .mergeProperties,
         try await store.close()
     }
 
+    /// With no call by the app: the file watcher wakes the store, which tells the main context and
+    /// its live queries. The store's own commits before it are never told back as remote.
+    @Test func anotherProcessCommitReachesTheMainContextWithNoCallByTheApp() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("notes.sqlite")
+        let (store, main) = try await notesStore(path)
+        let live = try main.observe(Query<OutsideNote>(where: Attribute("title") == "live"))
+        let changes = main.changes()
+        // The store's own commits: a main-context save and a worker's, both committed.
+        try main.insert(OutsideNote(id: "own-1", title: "mine", body: ""))
+        try main.save()
+        let worker = store.makeWorkerContext(name: "worker")
+        try await worker.insert(OutsideNote(id: "own-2", title: "mine", body: ""))
+        try await worker.save()
+        try await store.persist()
+
+        let probe = try ProbeRun(["outside-writer", path, "n1", "live"], showErrors: true)
+        #expect(await probe.line(startingWith: "result") == "result ok")
+        _ = await probe.exited()
+        var remote: ContextChange?
+        while let change = await next(changes, within: 10) {
+            if change.origin == .remote { remote = change; break }
+        }
+        let change = try #require(remote, "the other process's commit never reached the main context")
+        #expect(change.updated(OutsideNote.self).keys.sorted() == ["n1"], "only the other process's object")
+        #expect(change.inserted(OutsideNote.self).isEmpty)
+        #expect(main.object(OutsideNote.self, id: "n1")?.title == "live")
+        #expect(live.ids == ["n1"])
+        try await store.close()
+    }
+
+    @Test func theShellsCommitReachesTheMainContextWithNoCallByTheApp() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("notes.sqlite")
+        let (store, main) = try await notesStore(path)
+        let changes = main.changes()
+        _ = try await ExternalTools.sqlite3(path, "UPDATE OutsideNote SET body = 'from the shell' WHERE id = 'n1'")
+        let change = try #require(await next(changes, within: 10), "the shell's commit never reached the main context")
+        #expect(change.origin == .remote)
+        #expect(main.object(OutsideNote.self, id: "n1")?.body == "from the shell")
+        try await store.close()
+    }
+
     @Test func anotherProcessEditOfOneAttributeAndAnUnsavedEditOfAnotherBothSurvive() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("notes.sqlite")
@@ -139,7 +185,7 @@ private let policies: [MergePolicy] = [.localWins, .storeWins, .mergeProperties,
     }
 
     /// The conflict matrix against an outside writer (the `sqlite3` shell), for both contexts and
-    /// both timings: what the file holds afterwards is checked through the shell (another
+    /// every timing (``OutsideTiming``): what the file holds afterwards is checked through the shell (another
     /// connection), and equals what the context shows.
     @Test(arguments: policies, ConflictKind.allCases)
     func mainContextSaveAgainstTheShell(policy: MergePolicy, kind: ConflictKind) async throws {
@@ -153,15 +199,22 @@ private let policies: [MergePolicy] = [.localWins, .storeWins, .mergeProperties,
         let directory = try TemporaryDirectory()
         let path = directory.path("s.sqlite")
         let store = try await seededStore(path)
+        if timing == .beforeSaveUnseen { store.stopWatchingOutsideCommits() }
         let main = store.mainContext
         main.mergePolicy = policy
         _ = try await main.fetch(Query<Article>())
         if kind == .deleteUpdate { try main.delete(Article.self, id: original.id) } else { try main.update(localEdit(original)) }
 
+        let changes = main.changes()
         _ = try await ExternalTools.sqlite3(path, kind == .updateDelete ? outsideDeleteSQL : outsideUpdateSQL)
         let outcome = expected(policy, kind)
-        if timing == .seenByFetch {
-            _ = try await main.fetch(Query<Article>(where: Attribute("id") == original.id))
+        if timing != .beforeSaveUnseen {
+            if timing == .seenByFetch {
+                _ = try await main.fetch(Query<Article>(where: Attribute("id") == original.id))
+            } else {
+                let change = await next(changes, within: 10)
+                #expect(change?.origin == .remote, "\(label): the watcher told the context")
+            }
             #expect(main.conflictingIDs == (outcome.conflicted ? [original.id.databaseValue] : []), "\(label): conflicted")
             if outcome.conflicted {
                 let error = try #require(throws: StrataError.self, "\(label)") { try main.save() }
@@ -201,6 +254,7 @@ private let policies: [MergePolicy] = [.localWins, .storeWins, .mergeProperties,
         let directory = try TemporaryDirectory()
         let path = directory.path("s.sqlite")
         let store = try await seededStore(path)
+        store.stopWatchingOutsideCommits()   // the worker does not see it: the writer must
         let worker = try await ConflictEdits.localWorker(store, policy: policy, kind: kind)
         _ = try await ExternalTools.sqlite3(path, kind == .updateDelete ? outsideDeleteSQL : outsideUpdateSQL)
         try await worker.save()

@@ -1,0 +1,159 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#else
+#error("FileWatcher needs a POSIX C library: Glibc, Musl or Darwin")
+#endif
+import Dispatch
+import Foundation
+
+/// Calls a handler when one of some files in a directory is written (a database and its `-wal`):
+/// on Linux through inotify on the directory (so a WAL file that is deleted and made again, or a
+/// database replaced by a rename, is still seen), elsewhere through a slow poll. Handlers run on
+/// one serial queue of the process's, never on the main actor; a burst of writes may call a
+/// handler several times, and the handler is expected to coalesce.
+///
+/// Every watcher of the process shares one inotify instance (`Inotify.shared`): the kernel allows
+/// a user few instances (128 by default) and many watches, and an app or a test run may hold many
+/// stores open. A watcher is a registration; ``cancel()`` (or deinit) removes it.
+///
+/// `@unchecked Sendable` is safe: its one property is a `let` set in `init`; a poll's timer is a
+/// dispatch source, whose `cancel()` libdispatch allows from any thread, and an inotify
+/// registration is removed under `Inotify`'s lock.
+final class FileWatcher: @unchecked Sendable {
+    private let registration: Registration
+
+    private enum Registration {
+        case inotify(UUID)
+        case poll(DispatchSourceTimer)
+    }
+
+    /// Starts watching `directory` for writes to the files called `names`; where there is no
+    /// inotify, a slow poll calls `handler` every `pollInterval`.
+    /// - Throws: `.cannotOpen` when the directory cannot be watched.
+    init(directory: String, names: Set<String>, pollInterval: DispatchTimeInterval = .seconds(1),
+         handler: @escaping @Sendable () -> Void) throws {
+        #if os(Linux)
+        registration = .inotify(try Inotify.shared().add(directory: directory, names: names, handler: handler))
+        #else
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "strata.file-watcher", qos: .utility))
+        timer.schedule(deadline: .now() + pollInterval, repeating: pollInterval)
+        timer.setEventHandler(handler: handler)
+        timer.resume()
+        registration = .poll(timer)
+        #endif
+    }
+
+    /// Stops watching: no handler call starts after the shared queue has passed this point (a call
+    /// already running finishes). Calling it again is harmless.
+    func cancel() {
+        switch registration {
+        case .inotify(let id):
+            #if os(Linux)
+            try? Inotify.shared().remove(id)
+            #endif
+        case .poll(let timer):
+            timer.cancel()
+        }
+    }
+
+    deinit { cancel() }
+}
+
+#if os(Linux)
+/// The process's one inotify instance, its watches and their handlers.
+///
+/// `@unchecked Sendable` is safe: `descriptor`, `source` and `queue` are set once in `init` and
+/// only read afterwards; everything that changes (`watches`) is in a `Locked`.
+private final class Inotify: @unchecked Sendable {
+    private struct Watch {
+        var names: Set<[UInt8]>
+        var handler: @Sendable () -> Void
+        var descriptor: Int32
+    }
+
+    private let descriptor: Int32
+    private let queue = DispatchQueue(label: "strata.file-watcher", qos: .utility)
+    private var source: DispatchSourceRead?
+    private let watches = Locked<[UUID: Watch]>([:])
+
+    private static let instance = Locked<Result<Inotify, StrataError>?>(nil)
+
+    /// The shared instance, made on first use.
+    static func shared() throws -> Inotify {
+        try instance.withLock { slot in
+            if let slot { return try slot.get() }
+            let made = Result { try Inotify() }.mapError { $0 as? StrataError ?? StrataError(.cannotOpen, "\($0)") }
+            slot = made
+            return try made.get()
+        }
+    }
+
+    private init() throws {
+        descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard descriptor >= 0 else {
+            throw StrataError(.cannotOpen, "cannot watch files for other processes' commits: inotify_init1 failed "
+                              + "(errno \(errno))")
+        }
+        let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
+        source.setEventHandler { [unowned self] in self.readEvents() }
+        source.resume()
+        self.source = source
+    }
+
+    func add(directory: String, names: Set<String>, handler: @escaping @Sendable () -> Void) throws -> UUID {
+        let mask = UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_MOVED_TO | IN_DELETE)
+        let watch = inotify_add_watch(descriptor, directory, mask)
+        guard watch >= 0 else {
+            throw StrataError(.cannotOpen, "cannot watch \(directory) for other processes' commits: inotify_add_watch "
+                              + "failed (errno \(errno))", path: directory)
+        }
+        let id = UUID()
+        watches.withLock { $0[id] = Watch(names: Set(names.map { Array($0.utf8) }), handler: handler, descriptor: watch) }
+        return id
+    }
+
+    /// Removes a registration, and the directory's watch when it was the last one on it.
+    func remove(_ id: UUID) {
+        let orphan = watches.withLock { watches -> Int32? in
+            guard let removed = watches.removeValue(forKey: id) else { return nil }
+            return watches.values.contains { $0.descriptor == removed.descriptor } ? nil : removed.descriptor
+        }
+        if let orphan { _ = inotify_rm_watch(descriptor, orphan) }
+    }
+
+    /// Reads every pending event and calls, once each, the handlers whose directory and names
+    /// they match (the kernel pads a name with NULs).
+    private func readEvents() {
+        var directories: [Int32: Set<[UInt8]>] = [:]
+        let capacity = 16 * 1024
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+        defer { buffer.deallocate() }
+        while true {
+            let count = read(descriptor, buffer, capacity)
+            guard count > 0 else { break }   // EAGAIN: nothing more for now
+            var offset = 0
+            let header = MemoryLayout<inotify_event>.size
+            while offset + header <= count {
+                let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)
+                let length = Int(event.len)
+                if length > 0, offset + header + length <= count {
+                    let padded = UnsafeRawBufferPointer(start: buffer + offset + header, count: length)
+                    let name = Array(padded.prefix { $0 != 0 })
+                    directories[event.wd, default: []].insert(name)
+                }
+                offset += header + length
+            }
+        }
+        guard !directories.isEmpty else { return }
+        let handlers = watches.withLock { watches in
+            watches.values.filter { watch in !(directories[watch.descriptor] ?? []).isDisjoint(with: watch.names) }
+                .map(\.handler)
+        }
+        for handler in handlers { handler() }
+    }
+}
+#endif
