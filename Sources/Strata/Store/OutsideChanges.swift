@@ -42,10 +42,12 @@ struct OutsideChanges {
         return changes
     }
 
-    /// The rows the file holds now for the keys written from outside: found ones, and the keys no
-    /// row holds (deleted).
-    func rows(_ writer: Writer) throws -> [String: (rows: [DatabaseValue: [DatabaseValue]], missing: [DatabaseValue])] {
-        var result: [String: (rows: [DatabaseValue: [DatabaseValue]], missing: [DatabaseValue])] = [:]
+    /// Rows by entity, then by key: what the file holds for ``keys`` (a key without a row was deleted).
+    typealias Rows = [String: [DatabaseValue: [DatabaseValue]]]
+
+    /// The rows the file holds now for the keys written from outside.
+    func rows(_ writer: Writer) throws -> Rows {
+        var result: Rows = [:]
         for (entity, keys) in keys where !keys.isEmpty {
             let schema = try writer.statements(for: entity).schema
             let columns = schema.attributes.map(\.column.quotedIdentifier).joined(separator: ", ")
@@ -59,7 +61,7 @@ struct OutsideChanges {
                     + Array(repeating: "?", count: part.count).joined(separator: ",") + ")"
                 for row in try writer.connection.rows(sql, part, cached: false) { rows[row[schema.primaryKeyIndex]] = row }
             }
-            result[entity] = (rows, listed.filter { rows[$0] == nil })
+            result[entity] = rows
         }
         return result
     }

@@ -17,15 +17,14 @@ extension Store {
     /// made on copies older than the outside change: their saves of those objects are shown as
     /// the next commit will resolve them (``OutsideConflict``), so that contexts end where the
     /// file does. On the queue.
-    func acceptOutside(_ found: OutsideChanges, rows: [String: (rows: [DatabaseValue: [DatabaseValue]], missing: [DatabaseValue])],
-                       after batchLast: UInt64) {
+    func acceptOutside(_ found: OutsideChanges, rows: OutsideChanges.Rows, after batchLast: UInt64) {
         for _ in 0..<100 {
             let (since, next) = pipeline.withLock { state in
                 (state.pending.filter { $0.sequence > batchLast && !$0.changes.isOutside }, state.nextSequence)
             }
             var current = rows
             for item in since { resolve(item.changes, against: found, onto: &current) }
-            let changes = outsideChangeSet(current)
+            let changes = outsideChangeSet(current, keys: found.keys)
             let accepted = pipeline.withLock { state -> Bool? in
                 guard !state.isClosed else { return nil }
                 // Accepted meanwhile: resolve again with it, so no change set is overlooked.
@@ -53,20 +52,19 @@ extension Store {
     /// will write them: by the policy of the context that made the change set, or as they are for
     /// a change set made with ``ChangeSet``'s API (as a fetch's overlay shows it).
     private func resolve(_ changes: ChangeSet, against found: OutsideChanges,
-                         onto rows: inout [String: (rows: [DatabaseValue: [DatabaseValue]], missing: [DatabaseValue])]) {
+                         onto rows: inout OutsideChanges.Rows) {
         for (entity, run) in changes.entityRuns {
             guard let keys = found.keys[entity], let schema = try? registry.schema(named: entity),
                   var entry = rows[entity] else { continue }
             for operation in changes.operations[run] {
                 guard let key = OutsideConflict.key(of: operation, keyPosition: schema.primaryKeyIndex),
                       keys.contains(key) else { continue }
-                switch Self.outcome(of: operation, stored: entry.rows[key], policy: changes.policy) {
-                case .write(let row): entry.rows[key] = row
-                case .delete: entry.rows[key] = nil
+                switch Self.outcome(of: operation, stored: entry[key], policy: changes.policy) {
+                case .write(let row): entry[key] = row
+                case .delete: entry[key] = nil
                 case .keep, .fail: break
                 }
             }
-            entry.missing = Array(keys.filter { entry.rows[$0] == nil })
             rows[entity] = entry
         }
     }
@@ -84,17 +82,18 @@ extension Store {
         }
     }
 
-    /// The change set that tells contexts of objects written from outside: each found row saved,
-    /// each missing key deleted. A row its attribute cannot read is left out and reported (to the
-    /// log and ``failures()``), never shown as something else.
-    private func outsideChangeSet(_ rows: [String: (rows: [DatabaseValue: [DatabaseValue]], missing: [DatabaseValue])]) -> ChangeSet {
+    /// The change set that tells contexts of objects written from outside (`keys`): each row found
+    /// saved, each key without one deleted. A row its attribute cannot read is left out and
+    /// reported (to the log and ``failures()``), never shown as something else.
+    private func outsideChangeSet(_ rows: OutsideChanges.Rows, keys: [String: Set<DatabaseValue>]) -> ChangeSet {
         var changes = ChangeSet()
         changes.isOutside = true
-        for (entity, entry) in rows.sorted(by: { $0.key < $1.key }) {
+        for (entity, keys) in keys.sorted(by: { $0.key < $1.key }) {
             guard let schema = try? registry.schema(named: entity) else { continue }
+            let entry = rows[entity] ?? [:]
             let type = registry.type(named: entity)
             let decoder = RowDecoder<[DatabaseValue]>(schema: schema)
-            for (key, row) in entry.rows.sorted(by: { DatabaseValue.compare($0.key, $1.key) < 0 }) {
+            for (key, row) in entry.sorted(by: { DatabaseValue.compare($0.key, $1.key) < 0 }) {
                 do {
                     try schema.checkRow(row)
                     changes.appendSave(try Self.object(of: type, decoder, row), .upsert, row: row, entity: entity)
@@ -105,7 +104,9 @@ extension Store {
                                        attribute: failure.attribute, objectID: "\(key)"))
                 }
             }
-            for key in entry.missing.sorted(by: { DatabaseValue.compare($0, $1) < 0 }) { changes.appendDelete(entity: entity, key: key) }
+            for key in keys.filter({ entry[$0] == nil }).sorted(by: { DatabaseValue.compare($0, $1) < 0 }) {
+                changes.appendDelete(entity: entity, key: key)
+            }
         }
         return changes
     }

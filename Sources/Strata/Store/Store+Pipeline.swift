@@ -39,13 +39,15 @@ struct PipelineState {
     /// (``OutsideChanges``): a save or deletion of one of them in a change set accepted before
     /// that sequence was made on an older copy, and the writer resolves it by its policy. Kept
     /// while such a change set is pending.
-    var outsideKeys: [(sequence: UInt64, keys: [String: Set<DatabaseValue>])] = []
+    var outsideKeys: [OutsideRecord] = []
+    /// The keys, by entity, that the outside change set `sequence` told the contexts of.
+    typealias OutsideRecord = (sequence: UInt64, keys: [String: Set<DatabaseValue>])
     /// Whether a look at the change log, for a write the file watcher saw, is queued already.
     var outsideCheckQueued = false
 
     /// The keys changed from outside after the contexts that made the change set `sequence` last
     /// looked: those in `records` (``outsideKeys``) of an outside change set accepted after it.
-    static func outsideKeys(in records: [(sequence: UInt64, keys: [String: Set<DatabaseValue>])],
+    static func outsideKeys(in records: [OutsideRecord],
                             after sequence: UInt64) -> [String: Set<DatabaseValue>] {
         var keys: [String: Set<DatabaseValue>] = [:]
         for record in records where record.sequence > sequence {
@@ -255,7 +257,7 @@ extension Store {
         var failures: [UInt64: StrataError] = [:]
         var conflicts: [UInt64: [String: [DatabaseValue]]] = [:]
         let generations: (before: Int64, after: Int64)
-        var outside: (changes: OutsideChanges, rows: [String: (rows: [DatabaseValue: [DatabaseValue]], missing: [DatabaseValue])])?
+        var outside: (changes: OutsideChanges, rows: OutsideChanges.Rows)?
         do {
             generations = try withOpenWriter { writer in
                 let generations = try writer.connection.inTransaction(.immediate) { () throws -> (Int64, Int64) in
