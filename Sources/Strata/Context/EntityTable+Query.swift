@@ -63,7 +63,7 @@ extension EntityTable {
         let readsSortValues = matches.ranks == nil && !matches.ordersInPlace
         for slot in candidates.slots {
             let view = saved.rowView(at: slot)
-            guard candidates.slotsMatch || resolved.filter.matches(view) else { continue }
+            guard candidates.admits(view, resolved.filter) else { continue }
             matches.slots.append(slot)
             if readsSortValues { matches.appendSortValues(of: view) }
         }

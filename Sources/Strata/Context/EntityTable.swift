@@ -59,6 +59,9 @@ final class EntityTable {
     var rememberedDeletionCount: Int { deletions.count }
     /// In-memory indexes over the saved copies, whose postings are slots.
     private var indexes: [InMemoryIndex<Int>] = []
+    /// The inverted index of the entity's full-text attributes, when it declares some (kept with
+    /// `indexes`): the candidates of a `.matches` condition.
+    private(set) var fullText: FullTextIndex?
     /// The saved copies in the entity's snapshot order, when it declares one (kept with `indexes`).
     private(set) var ordered: SortedIndex?
     private(set) var indexesEnabled = false
@@ -90,6 +93,7 @@ final class EntityTable {
         deletions = other.deletions
         remembersDeletions = true
         indexes = other.indexes
+        fullText = other.fullText
         ordered = other.ordered
         indexesEnabled = other.indexesEnabled
         clock = other.clock
@@ -176,6 +180,15 @@ final class EntityTable {
         var slotsMatch = false
         /// Whether `slots` are every saved copy not being edited (no key or index narrowed them).
         var isScan = false
+        /// What is left of the filter to evaluate on the saved copies in `slots`, when an index
+        /// answered part of it (the full-text index, its `.matches` conditions); nil: the whole
+        /// filter (unless ``slotsMatch``).
+        var slotFilter: ResolvedFilter?
+
+        /// Whether the saved copy `row`, one of ``slots``, matches `filter` (the whole filter).
+        func admits(_ row: some RowSource, _ filter: ResolvedFilter) -> Bool {
+            slotsMatch || (slotFilter ?? filter).matches(row)
+        }
     }
 
     /// Every object the context shows (the saved copies' slots only when `listing`).
@@ -210,6 +223,13 @@ final class EntityTable {
             }
             return candidates
         }
+        if let (slots, rest) = fullTextCandidates(filter) {
+            candidates.slots = edits.isEmpty ? slots : slots.filter { edits[saved.key(at: $0)] == nil }
+            candidates.edited = edits.compactMap { $0.value.row == nil ? nil : $0.key }
+            candidates.slotFilter = rest
+            candidates.slotsMatch = rest == nil
+            return candidates
+        }
         if let (indexed, exact) = try indexedCandidates(filter) {
             candidates.slots = edits.isEmpty ? indexed : indexed.filter { edits[saved.key(at: $0)] == nil }
             candidates.edited = edits.compactMap { $0.value.row == nil ? nil : $0.key }
@@ -233,6 +253,19 @@ final class EntityTable {
         return keys.map { InMemoryIndex<Int>.normalized($0, numbers) }.filter { !$0.isNull && seen.insert($0).inserted }
     }
 
+    /// The saved copies that match the full-text conditions of the filter's top-level AND
+    /// (``ResolvedFilter/requiredFullText``), as the full-text index lists them, and what is left
+    /// of the filter to evaluate on them (nil: nothing); nil when the index does not apply. The
+    /// conditions are one: a row matches all of them when it matches every term of each, and
+    /// none when one has no term.
+    private func fullTextCandidates(_ filter: ResolvedFilter) -> (slots: [Int], rest: ResolvedFilter?)? {
+        guard let fullText else { return nil }
+        let required = filter.requiredFullText
+        guard !required.isEmpty else { return nil }
+        let slots = fullText.slots(matching: required.contains(where: \.isEmpty) ? [] : required.flatMap { $0 })
+        return (slots, filter.withoutRequiredFullText)
+    }
+
     /// The keys of the objects a filter has to be evaluated on (see ``candidates(_:)``).
     func candidateKeys(_ filter: ResolvedFilter) throws -> [DatabaseValue] {
         let candidates = try candidates(filter)
@@ -250,7 +283,7 @@ final class EntityTable {
         }
         let candidates = try candidates(resolved.filter)
         var total = 0
-        for slot in candidates.slots where resolved.filter.matches(saved.rowView(at: slot)) { total += 1 }
+        for slot in candidates.slots where candidates.admits(saved.rowView(at: slot), resolved.filter) { total += 1 }
         for key in candidates.edited where edits[key]?.row.map(resolved.filter.matches) == true { total += 1 }
         return resolved.windowCount(total)
     }
@@ -306,6 +339,7 @@ final class EntityTable {
         mutationCount &+= 1
         indexesEnabled = true
         indexes = try Self.emptyIndexes(of: schema)
+        fullText = try Self.fullTextIndex(of: schema, slots: saved.liveSlots, row: saved.rowView(at:))
         ordered = try SortedIndex(schema: schema)
         ordered?.touchAll(in: saved)
         for slot in saved.liveSlots {
@@ -345,18 +379,24 @@ final class EntityTable {
     struct PreparedIndexes: Sendable {
         var hashed: [InMemoryIndex<Int>]
         var ordered: SortedIndex?
+        var fullText: FullTextIndex?
 
         /// One of the indexes, as one job built it.
         enum Part: Sendable {
             /// The hash index of ``hashedDeclarations(of:)``'s declaration number `number`.
             case hashed(number: Int, InMemoryIndex<Int>)
             case ordered(SortedIndex?)
+            case fullText(FullTextIndex?)
         }
 
         /// The jobs that build the indexes over `block`, one per index, to run together
-        /// (``Parallel``), longest first as far as known: the hash indexes, then the sorted one.
+        /// (``Parallel``), longest first as far as known: the full-text index (it tokenizes
+        /// every text), the hash indexes, then the sorted one.
         static func jobs(of schema: EntitySchema, over block: ColumnBlock) -> [@Sendable () throws -> Part] {
-            hashedDeclarations(of: schema).enumerated().map { number, declaration in
+            let fullText: [@Sendable () throws -> Part] = schema.fullTextAttributes.isEmpty ? [] : [{
+                .fullText(try EntityTable.fullTextIndex(of: schema, slots: 0..<block.count, row: block.rowView(at:)))
+            }]
+            return fullText + hashedDeclarations(of: schema).enumerated().map { number, declaration in
                 { .hashed(number: number, try index(declaration, of: schema, over: block)) }
             } + [{ .ordered(try SortedIndex.built(over: block, schema: schema)) }]
         }
@@ -365,19 +405,23 @@ final class EntityTable {
         init(_ parts: [Part]) {
             var numbered: [(number: Int, index: InMemoryIndex<Int>)] = []
             var ordered: SortedIndex?
+            var fullText: FullTextIndex?
             for part in parts {
                 switch part {
                 case .hashed(let number, let index): numbered.append((number, index))
                 case .ordered(let index): ordered = index
+                case .fullText(let index): fullText = index
                 }
             }
             hashed = numbered.sorted { $0.number < $1.number }.map(\.index)
             self.ordered = ordered
+            self.fullText = fullText
         }
 
-        init(hashed: [InMemoryIndex<Int>], ordered: SortedIndex?) {
+        init(hashed: [InMemoryIndex<Int>], ordered: SortedIndex?, fullText: FullTextIndex?) {
             self.hashed = hashed
             self.ordered = ordered
+            self.fullText = fullText
         }
     }
 
@@ -385,6 +429,15 @@ final class EntityTable {
     /// blocks its caller, so call it off the main actor.
     static func indexesInParallel(of schema: EntitySchema, over block: ColumnBlock) throws -> PreparedIndexes {
         PreparedIndexes(try Parallel.run(PreparedIndexes.jobs(of: schema, over: block)))
+    }
+
+    /// The full-text index of `schema`'s full-text attributes over the rows in `slots`
+    /// (ascending), or nil when it declares none.
+    static func fullTextIndex<Row: RowSource>(of schema: EntitySchema, slots: some Sequence<Int>,
+                                              row: (Int) -> Row) throws -> FullTextIndex? {
+        guard !schema.fullTextAttributes.isEmpty else { return nil }
+        let positions = try schema.fullTextAttributes.map(schema.requirePosition(of:))
+        return FullTextIndex.built(positions: positions, slots: slots, row: row)
     }
 
     /// The in-memory hash index `declared` of `schema`, over `block`'s rows.
@@ -415,12 +468,15 @@ final class EntityTable {
         }
         let indexes = indexesEnabled
             ? try prepared ?? PreparedIndexes(hashed: Self.indexes(of: schema, over: block),
-                                              ordered: SortedIndex.built(over: block, schema: schema))
+                                              ordered: SortedIndex.built(over: block, schema: schema),
+                                              fullText: Self.fullTextIndex(of: schema, slots: 0..<block.count,
+                                                                           row: block.rowView(at:)))
             : nil
         saved.adopt(block, version: sequence)
         if let indexes {
             self.indexes = indexes.hashed
             ordered = indexes.ordered
+            fullText = indexes.fullText
         }
         return nil
     }
@@ -444,6 +500,7 @@ final class EntityTable {
         if isNew {
             saved.write(row, at: slot, version: version)
             if indexesEnabled { for index in indexes.indices { indexes[index].insertNew(slot, row: row) } }
+            fullText?.insert(slot, row: row)
             ordered?.touch(slot)
         } else {
             keepReadCopy(slot, key: key, replacedAt: version)
@@ -471,6 +528,7 @@ final class EntityTable {
         if indexesEnabled {
             let view = saved.rowView(at: slot)
             for index in indexes.indices { indexes[index].remove(slot, row: view) }
+            fullText?.remove(slot, row: view)
         }
         ordered?.touch(slot)
         saved.remove(at: slot)
@@ -654,6 +712,7 @@ final class EntityTable {
             clock += UInt64(newSlots.count)
             touchNew(newSlots, rows: newRows, of: batch.cells)
             if indexesEnabled { for index in indexes.indices { indexes[index].insertNew(newSlots, of: saved) } }
+            if fullText != nil { for slot in newSlots { fullText!.insert(slot, row: saved.rowView(at: slot)) } }
             newSlots.removeAll(keepingCapacity: true)
             newRows.removeAll(keepingCapacity: true)
         }
@@ -814,14 +873,17 @@ final class EntityTable {
             // The saved copies are what a bulk change applies to (edits of them meet it in the merge).
             let resolved = try ResolvedFilter(filter, schema: schema)
             let slots: [Int]
+            var rest: ResolvedFilter? = resolved
             if let keys = lookupKeys(resolved), keys.count <= saved.count {
                 slots = keys.compactMap(saved.slot(of:))
+            } else if let found = fullTextCandidates(resolved) {
+                (slots, rest) = found
             } else if let indexed = try indexedCandidates(resolved) {
                 slots = indexed.slots
             } else {
                 slots = saved.liveSlots
             }
-            return slots.filter { resolved.matches(saved.rowView(at: $0)) }.map { ($0, saved.key(at: $0)) }
+            return slots.filter { rest?.matches(saved.rowView(at: $0)) ?? true }.map { ($0, saved.key(at: $0)) }
         }
     }
 
@@ -833,8 +895,10 @@ final class EntityTable {
         /// Whether the cells are written in place (``patch(_:key:_:sequence:changes:)``): not
         /// when the update assigns the primary key.
         let writesInPlace: Bool
-        /// Per assignment, whether the snapshot order sorts by its attribute.
+        /// Per assignment, whether the snapshot order sorts by its attribute…
         let sorts: [Bool]
+        /// …and whether the full-text index holds its attribute's tokens.
+        let indexesText: [Bool]
         /// The indexes over an assigned attribute, each with the objects it moves, made at the end.
         var moves: [(index: Int, moves: InMemoryIndex<Int>.Moves)]
         /// The assignments that change the object being patched (reused from object to object).
@@ -848,6 +912,8 @@ final class EntityTable {
             writesInPlace = !assigned.contains { $0.position == schema.primaryKeyIndex }
             let order = table.ordered?.order ?? []
             sorts = assigned.map { assignment in order.contains { $0.position == assignment.position } }
+            let text = table.fullText?.positions ?? []
+            indexesText = assigned.map { text.contains($0.position) }
             moves = table.indexesEnabled
                 ? table.indexes.indices.compactMap { index in table.indexes[index].moves(assigning: assigned).map { (index, $0) } }
                 : []
@@ -868,12 +934,14 @@ final class EntityTable {
         }
         if !patch.changed.isEmpty {
             keepReadCopy(slot, key: key, replacedAt: sequence)
+            let oldText = patch.changed.contains { patch.indexesText[$0] } ? saved.row(at: slot) : nil
             if !patch.moves.isEmpty {
                 let row = saved.rowView(at: slot)
                 for move in patch.moves.indices { indexes[patch.moves[move].index].record(slot, row: row, in: &patch.moves[move].moves) }
             }
             for number in patch.changed { saved.setValue(patch.assignments[number].value, at: slot, patch.assignments[number].position) }
             if patch.changed.contains(where: { patch.sorts[$0] }) { ordered?.touch(slot) }
+            if let oldText { fullText?.replace(slot, old: oldText, new: saved.rowView(at: slot)) }
         }
         saved.setVersion(sequence, at: slot)
         clock += 1
@@ -909,7 +977,15 @@ final class EntityTable {
             let view = saved.rowView(at: slot)
             for (index, level) in moved { indexes[index].remove(slot, row: view, fromLevel: level) }
         }
+        let oldText = fullText.flatMap { index in
+            changed.map { $0.contains(where: index.positions.contains) } ?? true ? saved.row(at: slot) : nil
+        }
         write()
+        if let oldText {
+            if let newRow { fullText?.replace(slot, old: oldText, new: newRow) } else {
+                fullText?.replace(slot, old: oldText, new: saved.rowView(at: slot))
+            }
+        }
         for (index, level) in moved {
             if let newRow {
                 indexes[index].insert(slot, row: newRow, fromLevel: level)

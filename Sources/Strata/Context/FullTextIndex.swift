@@ -74,12 +74,12 @@ struct FullTextIndex: Sendable {
         for token in after where !before.contains(token) { add(token, value) }
     }
 
-    /// The index of rows `0..<rows` (slot = row number), built in one pass for a first load: each
+    /// The index of the rows in `slots`, ascending, built in one pass for a first load: each
     /// token's slots are appended in ascending order, so a token a row holds twice is listed once
     /// without a set per row, and the sorted token list waits for the first prefix query.
-    static func built<Row: RowSource>(positions: [Int], rows: Int, row: (Int) -> Row) -> FullTextIndex {
+    static func built<Row: RowSource>(positions: [Int], slots: some Sequence<Int>, row: (Int) -> Row) -> FullTextIndex {
         var postings: Postings = [:]
-        for slot in 0..<rows {
+        for slot in slots {
             let source = row(slot)
             let value = UInt32(slot)
             for position in positions {

@@ -60,19 +60,38 @@ enum FullText {
         }
     }
 
-    /// FTS5's unicode61 folding (`remove_diacritics=1`, its default): each character lowercased
-    /// one for one (so "ß" stays "ß", unlike full case folding's "ss"), and diacritics removed
-    /// from Latin letters only (Greek "ή" keeps its accent, as FTS5 keeps it).
+    /// FTS5's unicode61 folding (`remove_diacritics=1`, its default): each character case-folded
+    /// one for one — Unicode's simple case folding, so "ß" stays "ß" (unlike full folding's "ss")
+    /// and final "ς" becomes "σ" — and diacritics removed from Latin letters only (Greek "ή" keeps
+    /// its accent, as FTS5 keeps it).
     private static func fold(_ token: String) -> String {
         if token.utf8.allSatisfy({ $0 < 0x80 }) { return token.lowercased() }
         var folded = String.UnicodeScalarView()
         for scalar in token.unicodeScalars {
-            let lower = scalar.properties.lowercaseMapping.unicodeScalars
-            let single = lower.count == 1 ? lower.first! : scalar
+            let single = simpleFolding(scalar)
             folded.append(isLatinWithDiacritics(single) ? base(of: single) : single)
         }
         return String(folded)
     }
+
+    /// Unicode's simple case folding of `scalar`: its one-scalar lowercase mapping, except where
+    /// folding differs from lowercasing (``foldingExceptions``); the scalar itself when it has no
+    /// one-scalar mapping.
+    private static func simpleFolding(_ scalar: Unicode.Scalar) -> Unicode.Scalar {
+        if let folded = foldingExceptions[scalar.value] { return Unicode.Scalar(folded)! }
+        let lower = scalar.properties.lowercaseMapping.unicodeScalars
+        return lower.count == 1 ? lower.first! : scalar
+    }
+
+    /// The characters whose simple case folding (CaseFolding.txt, statuses C and S, as FTS5's
+    /// tables have them) is not their lowercase mapping: Greek letter variants and final sigma,
+    /// the micro sign, long s, and "İ", whose lowercase mapping is two scalars and whose folding
+    /// in FTS5 is "i".
+    private static let foldingExceptions: [UInt32: UInt32] = [
+        0x00B5: 0x03BC, 0x017F: 0x0073, 0x0130: 0x0069, 0x0345: 0x03B9, 0x03C2: 0x03C3, 0x03D0: 0x03B2,
+        0x03D1: 0x03B8, 0x03D5: 0x03C6, 0x03D6: 0x03C0, 0x03F0: 0x03BA, 0x03F1: 0x03C1, 0x03F5: 0x03B5,
+        0x1E9B: 0x1E61, 0x1FBE: 0x03B9,
+    ]
 
     /// Whether `scalar` is a Latin letter whose diacritics FTS5 removes: Latin-1 Supplement,
     /// Latin Extended-A and -B, and Latin Extended Additional.

@@ -27,6 +27,35 @@ extension ResolvedFilter {
         return (equalities, isWholeFilter)
     }
 
+    /// The full-text conditions (`.matches`) of the top-level AND, each a list of terms every
+    /// matching row must match; empty when the filter requires none.
+    var requiredFullText: [[FullTextTerm]] {
+        func collect(_ node: Node) -> [[FullTextTerm]] {
+            switch node {
+            case .matches(let terms): return [terms]
+            case .and(let nodes): return nodes.flatMap(collect)
+            default: return []
+            }
+        }
+        return collect(node)
+    }
+
+    /// The filter with the full-text conditions of its top-level AND (``requiredFullText``)
+    /// taken as true: what is left to evaluate on a row known to match them, or nil when nothing
+    /// is (the filter was only those conditions).
+    var withoutRequiredFullText: ResolvedFilter? {
+        func strip(_ node: Node) -> Node? {
+            switch node {
+            case .matches: return nil
+            case .and(let nodes):
+                let kept = nodes.compactMap(strip)
+                return kept.isEmpty ? nil : kept.count == 1 ? kept[0] : .and(kept)
+            default: return node
+            }
+        }
+        return strip(node).map { ResolvedFilter(node: $0, schema: schema) }
+    }
+
     /// The primary keys a matching row must have, when the filter pins them (`id == x`, `id IN […]`).
     var requiredKeys: [DatabaseValue]? {
         let key = schema.primaryKeyIndex

@@ -25,6 +25,12 @@ struct ResolvedFilter: Sendable, Hashable {
         self.node = try Self.resolve(filter.node, schema)
     }
 
+    /// A filter made of an already resolved node.
+    init(node: Node, schema: EntitySchema) {
+        self.node = node
+        self.schema = schema
+    }
+
     var isAlwaysTrue: Bool { node == .constant(true) }
 
     private static func resolve(_ node: Filter.Node, _ schema: EntitySchema) throws -> Node {

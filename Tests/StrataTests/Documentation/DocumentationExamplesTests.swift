@@ -451,6 +451,51 @@ import Testing
         #expect(warm.mainContext.object(Feed.self, id: 1)?.name == "Swift")
         try await warm.store.close()
     }
+
+    // FullTextSearch.md
+    struct Note: Entity, Equatable {
+        var id: Int64
+        var folderID: Int64
+        var title: String
+        var body: String?
+
+        static let tableName = "notes"
+        static let fullTextAttributes = ["title", "body"]
+    }
+
+    @MainActor
+    @Test func fullTextSearch() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await Store.open(at: directory.path("notes.sqlite"), entities: [Note.self])
+        let main = store.mainContext
+        let worker = store.makeWorkerContext()
+        let submission = try await worker.perform { worker in
+            try worker.insert(Note(id: 1, folderID: 3, title: "Meeting notes", body: "Plan the release"))
+            try worker.insert(Note(id: 2, folderID: 3, title: "Meeting", body: "Nothing to note"))
+            try worker.insert(Note(id: 3, folderID: 4, title: "Meeting notes", body: nil))
+            try worker.insert(Note(id: 4, folderID: 3, title: "Shopping", body: "meeting notebook"))
+            return try worker.save()
+        }
+        await submission?.mergedIntoMainContext()
+
+        let query = Query<Note>(where: .matches("meeting not*") && Attribute("folderID") == 3,
+                                sortedBy: [Attribute("title").ascending], limit: 50)
+        let ids = try main.ids(matching: query)          // main context: memory only
+        let notes = try await worker.fetch(query)        // worker or store: FTS5
+        #expect(ids == [2, 1, 4])   // "Meeting", "Meeting notes", "Shopping"
+        #expect(notes.map(\.id) == ids)
+
+        let ranked: [Int64] = try await store.read { db in
+            try db.rows("""
+                SELECT n.id FROM notes_fts JOIN notes n ON n.rowid = notes_fts.rowid
+                WHERE notes_fts MATCH ? ORDER BY bm25(notes_fts) LIMIT 20
+                """, [.text("meeting")]).compactMap { $0["id"].flatMap(Int64.fromDatabaseValue) }
+        }
+        let ranking = try await main.materialize(Note.self, ids: ranked)
+        #expect(Set(ranked) == [1, 2, 3, 4])
+        #expect(ranking.map(\.id) == ranked)
+        try await store.close()
+    }
 }
 
 extension DocumentationExamplesTests.CodecFeed {   // WarmStartWithSnapshots.md, as `Feed`
