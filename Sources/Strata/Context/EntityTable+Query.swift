@@ -136,7 +136,7 @@ extension EntityTable {
 
     /// The indexes `0..<count` ordered by `precedes` — only the first `needed` when given and
     /// fewer than half: a bounded insertion then keeps the smallest ones.
-    private static func indexes(_ count: Int, first needed: Int?, by precedes: (Int, Int) -> Bool) -> [Int] {
+    static func indexes(_ count: Int, first needed: Int?, by precedes: (Int, Int) -> Bool) -> [Int] {
         guard let needed, needed < count / 2 else { return (0..<count).sorted(by: precedes) }
         var first: [Int] = []
         first.reserveCapacity(needed + 1)
