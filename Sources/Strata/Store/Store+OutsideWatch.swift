@@ -22,18 +22,46 @@ extension Store {
         }
     }
 
-    /// Queues one look at the change log, unless one is queued already (a writer committing a
-    /// thousand times a second costs a look per burst, not per commit).
+    /// The shortest time between two looks at the change log for writes the watcher saw: a
+    /// writer committing a thousand times a second reaches the contexts as one change set per
+    /// interval, not one per commit (each would be a merge on the main actor).
+    static let outsideLookInterval: DispatchTimeInterval = .milliseconds(10)
+
+    /// Queues one look at the change log, unless one is queued already, no sooner than
+    /// ``outsideLookInterval`` after the last one.
     private func outsideWriteSignalled() {
-        let schedule = pipeline.withLock { state -> Bool in
-            defer { state.outsideCheckQueued = true }
-            return !state.outsideCheckQueued && !state.isClosed
+        let deadline = pipeline.withLock { state -> DispatchTime? in
+            guard !state.outsideCheckQueued, !state.isClosed else { return nil }
+            state.outsideCheckQueued = true
+            return state.lastOutsideLook.map { max(.now(), $0 + Self.outsideLookInterval) } ?? .now()
         }
-        guard schedule else { return }
-        queue.async {
-            self.pipeline.withLock { $0.outsideCheckQueued = false }
-            try? self.withOpenWriter { self.takeInOutsideCommits($0) }
+        guard let deadline else { return }
+        queue.asyncAfter(deadline: deadline) {
+            self.pipeline.withLock { state in
+                state.outsideCheckQueued = false
+                state.lastOutsideLook = .now()
+            }
+            do {
+                try self.withOpenWriter { self.takeInOutsideCommits($0) }
+            } catch let error as StrataError where error.code == .fileReplaced {
+                self.reportReplaced(error)
+            } catch {
+                // Closed meanwhile: nothing to look at.
+            }
         }
+    }
+
+    /// Tells the app, once, through ``failures()`` and the log, that the file was replaced
+    /// underneath the store (seen by the watcher: the store may have nothing to commit or read).
+    private func reportReplaced(_ error: StrataError) {
+        let observers = pipeline.withLock { state -> [AsyncStream<StrataError>.Continuation]? in
+            guard !state.reportedReplacement else { return nil }
+            state.reportedReplacement = true
+            return Array(state.failureObservers.values)
+        }
+        guard let observers else { return }
+        logger.error("the database file was replaced underneath the store", metadata: ["error": "\(error)"])
+        for observer in observers { observer.yield(error) }
     }
 
     /// Stops watching for other processes' commits (``close()``).

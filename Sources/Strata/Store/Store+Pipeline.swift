@@ -44,6 +44,10 @@ struct PipelineState {
     typealias OutsideRecord = (sequence: UInt64, keys: [String: Set<DatabaseValue>])
     /// Whether a look at the change log, for a write the file watcher saw, is queued already.
     var outsideCheckQueued = false
+    /// When the last look queued by ``outsideCheckQueued`` started.
+    var lastOutsideLook: DispatchTime?
+    /// Whether the watcher reported that the file was replaced underneath the store (once).
+    var reportedReplacement = false
 
     /// The keys changed from outside after the contexts that made the change set `sequence` last
     /// looked: those in `records` (``outsideKeys``) of an outside change set accepted after it.

@@ -109,7 +109,8 @@ public final class Store: Sendable {
                         (connection, outcome) = try openAndMigrate()
                     }
                     let generation = try ChangeLog.generation(connection), floor = try ChangeLog.floor(connection)
-                    return (QueueConfined(Writer(connection: connection, registry: registry), queue: queue), outcome,
+                    let writer = Writer(connection: connection, registry: registry, fileIdentity: FileIdentity.of(path))
+                    return (QueueConfined(writer, queue: queue), outcome,
                             generation, floor)
                 })
             }
@@ -159,8 +160,20 @@ public final class Store: Sendable {
             guard !writer.connection.isClosed else {
                 throw StrataError(.closed, "the store at \(path) is closed", path: path)
             }
+            try checkNotReplaced(writer)
             return try body(writer)
         }
+    }
+
+    /// Throws `.fileReplaced` when the store's path no longer names the file its connection opened:
+    /// a commit or a read would then go to a file nobody else sees, or see data the file at the
+    /// path no longer holds.
+    private func checkNotReplaced(_ writer: Writer) throws {
+        guard let opened = writer.fileIdentity, FileIdentity.of(path) != opened else { return }
+        throw StrataError(.fileReplaced, """
+            the database file at \(path) was replaced or removed while this store had it open: nothing is \
+            committed to or read from the file it opened; close the store and open it again
+            """, path: path)
     }
 
     /// Whether the caller is running on the store's queue (inside a ``read(_:)`` or ``write(_:)``

@@ -15,9 +15,14 @@ final class Writer {
     /// (`PRAGMA schema_version`) (see `Writer+Triggers`).
     var otherTriggerTables: (schemaVersion: Int64, tables: Set<String>)?
 
-    init(connection: Connection, registry: SchemaRegistry) {
+    /// The identity of the database file the connection opened (nil for a database not on
+    /// disk): the store checks that its path still names it before every use (`Store.withOpenWriter`).
+    let fileIdentity: FileIdentity?
+
+    init(connection: Connection, registry: SchemaRegistry, fileIdentity: FileIdentity? = nil) {
         self.connection = connection
         self.registry = registry
+        self.fileIdentity = fileIdentity
     }
 
     /// Per-entity SQL, encoder and decoder, built on first use.

@@ -117,6 +117,7 @@ extension StrataError.Code.Base {
         case .misuse: 22
         case .interrupted: 23
         case .incompatibleSchema: 24
+        case .fileReplaced: 25
         }
     }
 
@@ -147,6 +148,7 @@ extension StrataError.Code.Base {
         case .misuse: "The API was used in a way it does not allow."
         case .interrupted: "The operation was interrupted."
         case .incompatibleSchema: "The entities changed in a way that would lose or hide stored values; the file was left as it was."
+        case .fileReplaced: "The database file was replaced or removed while the store had it open."
         }
     }
 
@@ -168,6 +170,7 @@ extension StrataError.Code.Base {
         case .closed: "Open the store again."
         case .missingColumn: "Map the attribute to its column with Entity.columnNames, or add a migration that creates the column."
         case .incompatibleSchema: "Declare the attribute's former name, a default or that its values may go, or add a named migration that converts them."
+        case .fileReplaced: "Close the store and open it again; save again what it reported as not persisted."
         case .sqlite, .constraint, .unsupportedAttribute, .typeMismatch, .unexpectedNull, .invalidValue,
              .misuse, .interrupted: nil
         }

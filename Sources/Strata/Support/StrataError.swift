@@ -21,6 +21,7 @@ public struct StrataError: Error, Sendable, CustomStringConvertible {
             case newerSchema, migrationFailed, unsupportedAttribute, typeMismatch, unexpectedNull
             case missingColumn, unknownEntity, unknownAttribute, invalidValue, objectNotFound
             case conflict, invalidSnapshot, closed, misuse, interrupted, incompatibleSchema
+            case fileReplaced
         }
         let base: Base
         private init(_ base: Base) { self.base = base }
@@ -77,6 +78,11 @@ public struct StrataError: Error, Sendable, CustomStringConvertible {
         /// the file not changed; the message names the entity, the attribute, both forms and
         /// the way out.
         public static let incompatibleSchema = Code(.incompatibleSchema)
+        /// The database file at the store's path was replaced or removed while the store had it
+        /// open (restored from a backup, moved away, deleted): what it would commit or read would
+        /// go to the file it opened, which the path no longer names. Accepted changes stay
+        /// pending; close the store and open it again.
+        public static let fileReplaced = Code(.fileReplaced)
 
         /// The code's name, as written after `.` in Swift (`"constraint"`, `"diskFull"`).
         public var description: String { base.rawValue }
