@@ -29,7 +29,7 @@ extension Store {
             try self.drainBeforeDirectAccess()
             let result = try writer.connection.inTransaction(.immediate) { try Database.scoped(writer.connection, body) }
             // What `body` wrote reaches the contexts as an outside change (the log's triggers saw it).
-            self.takeInOutsideCommits(writer)
+            self.takeInOutsideCommits(writer, ownConnectionWrote: true)
             return result
         }
     }

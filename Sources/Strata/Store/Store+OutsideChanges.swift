@@ -4,8 +4,14 @@ extension Store {
     /// Takes in what was committed from outside the store since it last looked, before a read
     /// whose rows a context registers: the read then never shows an outside change the contexts
     /// have not been told of (so a held copy is never newer in sequence but older in content).
-    /// On the queue; costs one look at the change log's last generation when nothing happened.
-    func takeInOutsideCommits(_ writer: Writer) {
+    /// On the queue; costs one `PRAGMA data_version` when no other connection committed since the
+    /// last look (`ownConnectionWrote`: `Store.write` wrote on this connection, so the log is read).
+    func takeInOutsideCommits(_ writer: Writer, ownConnectionWrote: Bool = false) {
+        // Another connection's commit moves `PRAGMA data_version`; this connection's do not. Only
+        // a write on this connection outside the pipeline (`Store.write`) needs the log read anyway.
+        let version = try? writer.connection.rows("PRAGMA data_version").first?.first.flatMap(Int64.fromDatabaseValue)
+        if !ownConnectionWrote, let version, version == writer.lastDataVersion { return }
+        writer.lastDataVersion = version
         let known = pipeline.withLock { $0.committedGeneration }
         guard let generation = try? ChangeLog.generation(writer.connection), generation > known else { return }
         drain(checkingOutside: true)

@@ -18,6 +18,9 @@ final class Writer {
     /// The identity of the database file the connection opened (nil for a database not on
     /// disk): the store checks that its path still names it before every use (`Store.withOpenWriter`).
     let fileIdentity: FileIdentity?
+    /// `PRAGMA data_version` when the store last looked for outside commits
+    /// (`Store.takeInOutsideCommits`): while it is unchanged, no other connection committed.
+    var lastDataVersion: Int64?
 
     init(connection: Connection, registry: SchemaRegistry, fileIdentity: FileIdentity? = nil) {
         self.connection = connection

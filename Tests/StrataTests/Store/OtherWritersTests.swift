@@ -86,7 +86,9 @@ private struct Memo: Entity, Equatable {
         defer { observation.cancel() }
         let changes = main.changes()
         let commits = 1_000
-        let script = (1...commits).map { "UPDATE Memo SET text = 'v\($0)' WHERE id = 'm1';" }.joined(separator: "\n")
+        // The store takes the write lock to read the log while the shell commits: the shell waits for it.
+        let script = "PRAGMA busy_timeout = 10000;\n"
+            + (1...commits).map { "UPDATE Memo SET text = 'v\($0)' WHERE id = 'm1';" }.joined(separator: "\n")
         _ = try await ExternalTools.sqlite3(path, script)
         while main.object(Memo.self, id: "m1")?.text != "v\(commits)" {
             guard await next(changes, within: 10) != nil else { break }
