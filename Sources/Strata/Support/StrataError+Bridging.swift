@@ -117,6 +117,7 @@ extension StrataError.Code.Base {
         case .misuse: 22
         case .interrupted: 23
         case .incompatibleSchema: 24
+        case .historyExpired: 25
         }
     }
 
@@ -147,6 +148,7 @@ extension StrataError.Code.Base {
         case .misuse: "The API was used in a way it does not allow."
         case .interrupted: "The operation was interrupted."
         case .incompatibleSchema: "The entities changed in a way that would lose or hide stored values; the file was left as it was."
+        case .historyExpired: "The store's history was pruned past the point asked about."
         }
     }
 
@@ -168,6 +170,7 @@ extension StrataError.Code.Base {
         case .closed: "Open the store again."
         case .missingColumn: "Map the attribute to its column with Entity.columnNames, or add a migration that creates the column."
         case .incompatibleSchema: "Declare the attribute's former name, a default or that its values may go, or add a named migration that converts them."
+        case .historyExpired: "Read everything again, then continue from the current token; register a history consumer to keep its history from being pruned."
         case .sqlite, .constraint, .unsupportedAttribute, .typeMismatch, .unexpectedNull, .invalidValue,
              .misuse, .interrupted: nil
         }

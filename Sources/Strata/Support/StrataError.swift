@@ -21,6 +21,7 @@ public struct StrataError: Error, Sendable, CustomStringConvertible {
             case newerSchema, migrationFailed, unsupportedAttribute, typeMismatch, unexpectedNull
             case missingColumn, unknownEntity, unknownAttribute, invalidValue, objectNotFound
             case conflict, invalidSnapshot, closed, misuse, interrupted, incompatibleSchema
+            case historyExpired
         }
         let base: Base
         private init(_ base: Base) { self.base = base }
@@ -77,6 +78,9 @@ public struct StrataError: Error, Sendable, CustomStringConvertible {
         /// the file not changed; the message names the entity, the attribute, both forms and
         /// the way out.
         public static let incompatibleSchema = Code(.incompatibleSchema)
+        /// The history no longer reaches back to the token asked about: it was pruned past it.
+        /// The error's `oldestAvailableToken` says where it starts; read everything again.
+        public static let historyExpired = Code(.historyExpired)
 
         /// The code's name, as written after `.` in Swift (`"constraint"`, `"diskFull"`).
         public var description: String { base.rawValue }
@@ -102,6 +106,9 @@ public struct StrataError: Error, Sendable, CustomStringConvertible {
     public var sqliteCode: Int32?
     /// SQLite's extended result code, if the failure came from SQLite.
     public var extendedSQLiteCode: Int32?
+    /// For ``Code/historyExpired``: the generation the history starts after (History/'s
+    /// `oldestAvailableToken`).
+    var historyFloor: Int64?
 
     /// Creates an error; Strata's own errors fill in every context field that applies.
     ///
