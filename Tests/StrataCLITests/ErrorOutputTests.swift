@@ -40,12 +40,12 @@ import Testing
         let newer = fixture.path("newer.sqlite")
         do {
             let store = try await Store.open(at: newer, entities: [Feed.self])
-            try await store.write { db in try db.execute("INSERT INTO strata_meta (key, value) VALUES ('format', 7)") }
+            try await store.write { db in try db.execute("UPDATE strata_meta SET value = 7 WHERE key = 'format'") }
             try await store.close()
         }
         await expectError(["inspect", newer], code: 3,
                           "strata: error: <DIR>/newer.sqlite: the store's bookkeeping format is 7; this version of Strata "
-                          + "reads format 1 and older", fixture)
+                          + "reads format 2 and older", fixture)
 
         var bytes = try Data(contentsOf: URL(fileURLWithPath: fixture.snapshot))
         bytes[bytes.count - 20] ^= 0x55

@@ -402,9 +402,17 @@ public final class MainContext {
     /// - Throws: `.conflict` with the conflicting IDs under ``MergePolicy/reportConflict``.
     ///   `.misuse` when called inside ``atomically(_:)`` (save after the block returns).
     @discardableResult
-    public func save() throws -> Submission? {
+    public func save() throws -> Submission? { try save(historyAuthor: nil) }
+
+    /// ``save()``, recording `author` instead of `"main"` as the history's
+    /// ``HistoryTransaction/author``.
+    @discardableResult
+    public func save(author: String) throws -> Submission? { try save(historyAuthor: author) }
+
+    private func save(historyAuthor: String?) throws -> Submission? {
         let mailbox = self.mailbox
-        guard let (submission, change) = try graph.save(to: store, absorb: { $0 ? mergeEverything() : mergePending() },
+        guard let (submission, change) = try graph.save(to: store, author: historyAuthor,
+                                                       absorb: { $0 ? mergeEverything() : mergePending() },
                                                        unmerged: { mailbox.withLock { $0.unmerged } }) else { return nil }
         if !change.isEmpty { publish(change) }
         return submission

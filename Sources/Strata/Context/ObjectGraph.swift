@@ -212,8 +212,8 @@ final class ObjectGraph {
     /// The store checks, under the lock that orders all submissions, that nothing accepted but
     /// not yet merged touches an object this save writes: otherwise the save would overwrite a
     /// change the context never saw (a lost update). Then the save merges and tries again.
-    func save(to store: Store, absorb: (_ everything: Bool) -> Void, unmerged: @escaping @Sendable () -> [StoreEvent]) throws
-        -> (Submission, ContextChange)? {
+    func save(to store: Store, author: String? = nil, absorb: (_ everything: Bool) -> Void,
+              unmerged: @escaping @Sendable () -> [StoreEvent]) throws -> (Submission, ContextChange)? {
         guard atomicDepth == 0 else {
             // The block could still throw and undo edits that would already be in a change set.
             throw StrataError(.misuse, "save() was called inside atomically { }; save after the block returns")
@@ -222,7 +222,7 @@ final class ObjectGraph {
             // A retry merges everything accepted, even what is being prepared off the main actor.
             absorb(attempt > 0)
             do {
-                return try saveOnce(to: store, unmerged: unmerged)
+                return try saveOnce(to: store, author: author, unmerged: unmerged)
             } catch is StaleSave {
                 continue
             }
@@ -232,7 +232,8 @@ final class ObjectGraph {
 
     private struct StaleSave: Error {}
 
-    private func saveOnce(to store: Store, unmerged: @escaping @Sendable () -> [StoreEvent]) throws -> (Submission, ContextChange)? {
+    private func saveOnce(to store: Store, author: String?,
+                          unmerged: @escaping @Sendable () -> [StoreEvent]) throws -> (Submission, ContextChange)? {
         let conflicts = tables.values.flatMap(\.conflictingIDs)
         if !conflicts.isEmpty {
             throw StrataError(.conflict, "unsaved edits conflict with changes saved elsewhere: "
@@ -241,6 +242,7 @@ final class ObjectGraph {
         }
         var changes = ChangeSet()
         changes.author = identity
+        changes.transactionAuthor = author
         changes.policy = policy
         for table in tables.values where table.hasEdits { try table.appendEdits(to: &changes) }
         guard !changes.isEmpty else { return nil }

@@ -164,10 +164,18 @@ public actor WorkerContext {
     /// - Throws: `.conflict` with the conflicting IDs under ``MergePolicy/reportConflict``.
     ///   `.misuse` when called inside ``atomically(_:)`` (save after the block returns).
     @discardableResult
-    public func save() throws -> Submission? {
+    public func save() throws -> Submission? { try save(historyAuthor: nil) }
+
+    /// ``save()``, recording `author` instead of the worker's name as the history's
+    /// ``HistoryTransaction/author`` — `"sync"` for what a sync engine applies, so that it can
+    /// skip its own changes when it reads the history.
+    @discardableResult
+    public func save(author: String) throws -> Submission? { try save(historyAuthor: author) }
+
+    private func save(historyAuthor: String?) throws -> Submission? {
         absorb()
         let mailbox = self.mailbox
-        return try graph.save(to: store, absorb: { _ in absorb() }, unmerged: { mailbox.withLock { $0 } })?.0
+        return try graph.save(to: store, author: historyAuthor, absorb: { _ in absorb() }, unmerged: { mailbox.withLock { $0 } })?.0
     }
 
     /// Waits until everything this worker (and anyone) submitted so far is committed.

@@ -12,8 +12,13 @@ import Foundation
 /// the triggers cost Strata's own writes nothing. When a table the change sets write carries other
 /// triggers that must fire (a full-text index's, the app's own), the writer leaves triggers on
 /// and deletes the entries the log triggers made before it logs the change set itself
-/// (`Writer.applyingOwnChanges`). The log is pruned past a bound; `strata_meta.log_floor`
-/// records the highest generation pruned away.
+/// (`Writer.applyingOwnChanges`). An update's entry names the attributes it changed.
+///
+/// Consecutive entries form the store's history transactions (`strata_transactions`,
+/// `ChangeLog+Transactions`): one per change set the writer commits, with its author, and one per
+/// span of other writers' entries, closed by whichever store looks next. The log is pruned by
+/// whole transactions past its bounds; `strata_meta.log_floor` records the highest generation
+/// pruned away.
 enum ChangeLog {
     static let table = "strata_changes"
 
@@ -22,16 +27,25 @@ enum ChangeLog {
 
     static let createSQL = """
         CREATE TABLE IF NOT EXISTS \(table) (
-            generation INTEGER PRIMARY KEY, entity INTEGER NOT NULL, key NOT NULL, op INTEGER NOT NULL);
+            generation INTEGER PRIMARY KEY, entity INTEGER NOT NULL, key NOT NULL, op INTEGER NOT NULL, attributes TEXT);
         """
 
     /// The triggers that log changes to `schema`'s table, by name. `code` identifies the entity
     /// compactly. They fire for every row written with triggers on: the writer switches them off
-    /// for its own change sets (see the type's summary).
-    static func triggers(_ schema: EntitySchema, code: Int64) -> [(name: String, sql: String)] {
+    /// for its own change sets (see the type's summary). The update trigger names the attributes
+    /// whose values differ between OLD and NEW (`IS NOT`: SQLite's equality), comma-separated
+    /// in schema order; no JSON is built per row. Without `comparingAttributes` it names no column
+    /// but the key and logs updates without their attributes: while a migration may drop a
+    /// column, since SQLite refuses to drop one a trigger names.
+    static func triggers(_ schema: EntitySchema, code: Int64, comparingAttributes: Bool = true) -> [(name: String, sql: String)] {
         let table = schema.table.quotedIdentifier
         let key = schema.primaryKey.column.quotedIdentifier
         let prefix = triggerPrefix + schema.table
+        let changed = schema.attributes.indices.filter { $0 != schema.primaryKeyIndex }.map { index in
+            let column = schema.attributes[index].column.quotedIdentifier
+            return "CASE WHEN old.\(column) IS NOT new.\(column) THEN \(DatabaseValue.text("," + schema.attributes[index].name).description) ELSE '' END"
+        }
+        let attributes = !comparingAttributes ? "NULL" : changed.isEmpty ? "''" : "substr(" + changed.joined(separator: " || ") + ", 2)"
         return [
             (prefix + "_insert", """
                 CREATE TRIGGER \((prefix + "_insert").quotedIdentifier) AFTER INSERT ON \(table) BEGIN
@@ -41,7 +55,7 @@ enum ChangeLog {
             (prefix + "_update", """
                 CREATE TRIGGER \((prefix + "_update").quotedIdentifier) AFTER UPDATE ON \(table) BEGIN
                     INSERT INTO \(Self.table) (entity, key, op) SELECT \(code), old.\(key), \(delete) WHERE old.\(key) IS NOT new.\(key);
-                    INSERT INTO \(Self.table) (entity, key, op) VALUES (\(code), new.\(key), \(update));
+                    INSERT INTO \(Self.table) (entity, key, op, attributes) VALUES (\(code), new.\(key), \(update), \(attributes));
                 END
                 """),
             (prefix + "_delete", """
@@ -65,8 +79,9 @@ enum ChangeLog {
     /// open (`SchemaMigrator`), so a store made by an earlier version gets today's triggers
     /// (the first ones logged Strata's own writes row by row; later ones stood aside while a
     /// `writer_batch` marker row was in `strata_meta`).
-    static func installTriggers(_ schema: EntitySchema, code: Int64, _ connection: Connection) throws {
-        for trigger in triggers(schema, code: code) {
+    static func installTriggers(_ schema: EntitySchema, code: Int64, _ connection: Connection,
+                                comparingAttributes: Bool = true) throws {
+        for trigger in triggers(schema, code: code, comparingAttributes: comparingAttributes) {
             let existing = try connection.rows("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?",
                                                [.text(trigger.name)]).first?.first
             if existing == .text(trigger.sql) { continue }
@@ -77,31 +92,41 @@ enum ChangeLog {
 
     // MARK: The writer's entries
 
-    /// The entries one change set adds to the log: runs of the same entity and operation, in
-    /// the order the operations ran.
+    /// The entries one change set adds to the log: runs of the same entity, operation and
+    /// changed attributes, in the order the operations ran.
     struct Batch {
-        private(set) var runs: [(code: Int64, op: Int64, keys: [DatabaseValue])] = []
+        private(set) var runs: [(code: Int64, op: Int64, attributes: String?, keys: [DatabaseValue])] = []
 
-        mutating func append(code: Int64, op: Int64, key: DatabaseValue) {
-            if let last = runs.indices.last, runs[last].code == code, runs[last].op == op {
+        var isEmpty: Bool { runs.isEmpty }
+
+        /// Appends one object's change; `attributes` names, for an update, the attributes it
+        /// changed (comma-separated, as the triggers write them).
+        mutating func append(code: Int64, op: Int64, key: DatabaseValue, attributes: String? = nil) {
+            if let last = runs.indices.last, runs[last].code == code, runs[last].op == op, runs[last].attributes == attributes {
                 runs[last].keys.append(key)
             } else {
-                runs.append((code, op, [key]))
+                runs.append((code, op, attributes, [key]))
             }
         }
 
-        mutating func append(code: Int64, op: Int64, keys: [DatabaseValue]) {
-            for key in keys { append(code: code, op: op, key: key) }
+        /// Appends a bulk operation's keys as one entry of their own (never joined to a run of
+        /// saves: a bulk operation is one entry of the history).
+        mutating func append(code: Int64, op: Int64, keys: [DatabaseValue], attributes: String? = nil) {
+            guard !keys.isEmpty else { return }
+            runs.append((code, op, attributes, keys))
         }
 
-        /// Inserts one log entry per run: a single key as itself (as a trigger logs it), several
-        /// as a blob holding their JSON array.
-        func write(_ connection: Connection) throws {
+        /// Inserts one log entry per run — a single key as itself (as a trigger logs it), several
+        /// as a blob holding their JSON array — then, when there was any, the history transaction
+        /// they make (``ChangeLog/recordTransaction(through:author:origin:at:_:)``).
+        func write(_ connection: Connection, author: String?, at date: Double) throws {
+            guard !runs.isEmpty else { return }
+            let statement = try connection.prepare("INSERT INTO \(ChangeLog.table) (entity, key, op, attributes) VALUES (?, ?, ?, ?)")
             for run in runs {
                 let key = run.keys.count == 1 ? run.keys[0] : .blob(ChangeLog.encode(run.keys))
-                try connection.execute("INSERT INTO \(ChangeLog.table) (entity, key, op) VALUES (?, ?, ?)",
-                                       [.integer(run.code), key, .integer(run.op)])
+                try statement.run([.integer(run.code), key, .integer(run.op), run.attributes.map(DatabaseValue.text) ?? .null])
             }
+            try ChangeLog.recordTransaction(through: connection.lastInsertedRowID, author: author, origin: .store, at: date, connection)
         }
     }
 
@@ -181,17 +206,6 @@ enum ChangeLog {
     static func floor(_ connection: Connection) throws -> Int64 {
         let value = try connection.rows("SELECT value FROM \(SchemaMigrator.metaTable) WHERE key = 'log_floor'").first?.first
         return Int64.fromDatabaseValue(value ?? .null) ?? 0
-    }
-
-    /// Deletes the oldest entries so that at most `limit` remain (the newest is always kept, so
-    /// generations never go backwards), and raises the floor.
-    static func prune(_ connection: Connection, limit: Int) throws {
-        let newest = try generation(connection)
-        let cut = newest - Int64(max(1, limit))
-        guard cut > (try floor(connection)) else { return }
-        try connection.execute("DELETE FROM \(table) WHERE generation <= ?", [.integer(cut)])
-        try connection.execute("INSERT INTO \(SchemaMigrator.metaTable) (key, value) VALUES ('log_floor', ?) "
-                               + "ON CONFLICT(key) DO UPDATE SET value = excluded.value", [.integer(cut)])
     }
 }
 

@@ -37,6 +37,7 @@ struct SchemaMigrator {
                     plans[schema.name] = try plan(schema, stored: try storedSchema(schema.name, connection), database,
                                                   connection, migrated: !applied.isEmpty)
                 }
+                if plans.values.contains(where: { !$0.dropped.isEmpty }) { try loosenUpdateTriggers(database, connection) }
                 for schema in schemas {
                     try migrateEntity(schema, plan: plans[schema.name], database, connection, applied: &applied)
                 }
@@ -48,6 +49,8 @@ struct SchemaMigrator {
                                  metadata: ["entity": "\(row[0])", "table": "\(row[1])"])
                 }
                 let storeID = try recordMeta(connection)
+                // What the migrations wrote, as one transaction of the history.
+                try ChangeLog.closeOutside(at: Date().timeIntervalSince1970, connection)
                 return Outcome(storeID: storeID, isNew: isNew, applied: applied)
             }
         }
@@ -79,6 +82,7 @@ struct SchemaMigrator {
             CREATE TABLE IF NOT EXISTS \(Self.entitiesTable) (
                 name TEXT NOT NULL PRIMARY KEY, table_name TEXT NOT NULL, schema TEXT NOT NULL);
             """ + ChangeLog.createSQL)
+        try ChangeLog.migrateFormat(connection, at: Date().timeIntervalSince1970)
     }
 
     private func refuseNewerSchema(_ database: Database, _ connection: Connection) throws {
@@ -99,6 +103,7 @@ struct SchemaMigrator {
     private func runNamedMigrations(_ database: Database, _ connection: Connection, isNew: Bool,
                                     applied: inout [String]) throws {
         let done = Set(try connection.rows("SELECT name FROM \(Self.migrationsTable)").compactMap { String.fromDatabaseValue($0[0]) })
+        if !isNew, migrations.contains(where: { !done.contains($0.name) }) { try loosenUpdateTriggers(database, connection) }
         for migration in migrations where !done.contains(migration.name) {
             if !isNew {
                 do {
@@ -113,6 +118,17 @@ struct SchemaMigrator {
                 applied.append(migration.name)
             }
             try record(migration.name, kind: "migration", connection)
+        }
+    }
+
+    /// Before SQL that may drop a column — a named migration, an automatic drop — the log's
+    /// update triggers name no column but the key, or SQLite would refuse the drop; each
+    /// entity's migration installs the full ones again (``migrateEntity``).
+    private func loosenUpdateTriggers(_ database: Database, _ connection: Connection) throws {
+        for schema in schemas where try database.tableExists(schema.table) {
+            guard let code = Int64.fromDatabaseValue(try connection.rows("SELECT rowid FROM \(Self.entitiesTable) WHERE name = ?",
+                                                                         [.text(schema.name)]).first?.first ?? .null) else { continue }
+            try ChangeLog.installTriggers(schema, code: code, connection, comparingAttributes: false)
         }
     }
 

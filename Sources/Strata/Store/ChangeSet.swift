@@ -89,6 +89,17 @@ public struct ChangeSet: Sendable {
     private(set) var entityRuns: [(entity: String, range: Range<Int>)] = []
     /// The context that made the change set, if any: merges skip conflict checks for their own saves.
     var author: ContextIdentity?
+    /// The author the store's history records for this change set (``HistoryTransaction/author``),
+    /// for example `"sync"` for what a sync engine applies, so that it can skip its own changes
+    /// when it reads the history. Nil records the name of the context that saved it, if any.
+    ///
+    /// ```swift
+    /// var changes = ChangeSet()
+    /// changes.transactionAuthor = "sync"
+    /// changes.upsert(articleFromServer)
+    /// try store.submit(changes)
+    /// ```
+    public var transactionAuthor: String?
     /// The merge policy of the context that made the change set: how the writer resolves a save
     /// or deletion of an object that someone outside the store changed after the context read
     /// it. Nil for a change set made with this type's API, which writes what it holds.

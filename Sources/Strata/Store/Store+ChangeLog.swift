@@ -11,18 +11,16 @@ extension Store {
     /// file — in order, and the token to ask from next time. For reconciling with a sync server
     /// ("what did I mark read since the last sync?").
     ///
-    /// - Throws: `.invalidValue` when the log no longer reaches back to `token` (it was pruned
-    ///   past ``StoreConfiguration/changeLogLimit``): the caller must resynchronize fully.
+    /// To read it in pages, with authors, commit times and changed attributes, use
+    /// ``history(since:entities:authors:excludingAuthors:pageSize:)``: both read the same log.
+    /// - Throws: ``StrataError/Code/historyExpired`` when the log no longer reaches back to
+    ///   `token` (it was pruned): the caller must resynchronize fully.
     public func changes(since token: ChangeToken) async throws -> ChangeHistory {
         try await onQueue { writer in try self.history(since: token, writer.connection) }
     }
 
     func history(since token: ChangeToken, _ connection: Connection) throws -> ChangeHistory {
-        let floor = try ChangeLog.floor(connection)
-        guard token.generation >= floor else {
-            throw StrataError(.invalidValue, "the change log starts after generation \(floor); "
-                              + "token \(token.generation) is too old", path: path)
-        }
+        try ChangeLog.checkNotExpired(token.generation, connection, path: path)
         let names = Dictionary(uniqueKeysWithValues: try connection.rows("SELECT rowid, name FROM \(SchemaMigrator.entitiesTable)")
             .compactMap { row in Int64.fromDatabaseValue(row[0]).flatMap { code in String.fromDatabaseValue(row[1]).map { (code, $0) } } })
         var changes: [LoggedChange] = []
@@ -32,7 +30,7 @@ extension Store {
             guard let generation = Int64.fromDatabaseValue(row[0]), let code = Int64.fromDatabaseValue(row[1]),
                   let op = Int64.fromDatabaseValue(row[3]) else { continue }
             newest = generation
-            let operation: LoggedChange.Operation = op == ChangeLog.insert ? .insert : (op == ChangeLog.update ? .update : .delete)
+            let operation = ChangeLog.operation(op)
             for key in try ChangeLog.keys(of: row[2], generation: generation) {
                 changes.append(LoggedChange(generation: generation, entity: names[code] ?? "#\(code)", key: key, operation: operation))
             }

@@ -27,7 +27,14 @@ extension Store {
     public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await onQueue { writer in
             try self.drainBeforeDirectAccess()
-            let result = try writer.connection.inTransaction(.immediate) { try Database.scoped(writer.connection, body) }
+            let result = try writer.connection.inTransaction(.immediate) {
+                // Its rows are one transaction of the history (origin outside: the triggers logged
+                // them), apart from what others committed before.
+                try ChangeLog.closeOutside(at: Date().timeIntervalSince1970, writer.connection)
+                let result = try Database.scoped(writer.connection, body)
+                try ChangeLog.closeOutside(at: Date().timeIntervalSince1970, writer.connection)
+                return result
+            }
             // What `body` wrote reaches the contexts as an outside change (the log's triggers saw it).
             self.takeInOutsideCommits(writer, ownConnectionWrote: true)
             return result
@@ -91,39 +98,48 @@ extension Store {
     // MARK: Bulk operations
 
     /// Sets attributes of every object whose ID is in `ids`, in one statement, without loading
-    /// them. Ordered with, and visible to, everything submitted around it.
+    /// them. Ordered with, and visible to, everything submitted around it. `author` is the
+    /// history's ``HistoryTransaction/author`` for it (``ChangeSet/transactionAuthor``).
     @discardableResult
     public func updateAll<E: Entity, C: Collection>(
-        _ type: E.Type, ids: C, set values: [String: any DatabaseValueConvertible]
+        _ type: E.Type, ids: C, set values: [String: any DatabaseValueConvertible], author: String? = nil
     ) throws -> Submission where C.Element == E.ID {
         var changes = ChangeSet()
+        changes.transactionAuthor = author
         changes.updateAll(type, ids: ids, set: values)
         return try submit(changes)
     }
 
-    /// Sets attributes of every object matching `filter`, in one statement.
+    /// Sets attributes of every object matching `filter`, in one statement; `author` as for
+    /// ``updateAll(_:ids:set:author:)``.
     @discardableResult
     public func updateAll<E: Entity>(
-        _ type: E.Type, where filter: Filter, set values: [String: any DatabaseValueConvertible]
+        _ type: E.Type, where filter: Filter, set values: [String: any DatabaseValueConvertible], author: String? = nil
     ) throws -> Submission {
         var changes = ChangeSet()
+        changes.transactionAuthor = author
         changes.updateAll(type, where: filter, set: values)
         return try submit(changes)
     }
 
     /// Deletes every object whose ID is in `ids`, in one statement; IDs not in the store are
-    /// skipped (a sync can apply a server's deletions whether or not it had the objects).
+    /// skipped (a sync can apply a server's deletions whether or not it had the objects);
+    /// `author` as for ``updateAll(_:ids:set:author:)``.
     @discardableResult
-    public func deleteAll<E: Entity, C: Collection>(_ type: E.Type, ids: C) throws -> Submission where C.Element == E.ID {
+    public func deleteAll<E: Entity, C: Collection>(_ type: E.Type, ids: C, author: String? = nil) throws -> Submission
+    where C.Element == E.ID {
         var changes = ChangeSet()
+        changes.transactionAuthor = author
         changes.deleteAll(type, ids: ids)
         return try submit(changes)
     }
 
-    /// Deletes every object matching `filter`, in one statement.
+    /// Deletes every object matching `filter`, in one statement; `author` as for
+    /// ``updateAll(_:ids:set:author:)``.
     @discardableResult
-    public func deleteAll<E: Entity>(_ type: E.Type, where filter: Filter) throws -> Submission {
+    public func deleteAll<E: Entity>(_ type: E.Type, where filter: Filter, author: String? = nil) throws -> Submission {
         var changes = ChangeSet()
+        changes.transactionAuthor = author
         changes.deleteAll(type, where: filter)
         return try submit(changes)
     }

@@ -48,6 +48,8 @@ struct PipelineState {
     var lastOutsideLook: DispatchTime?
     /// Whether the watcher reported that the file was replaced underneath the store (once).
     var reportedReplacement = false
+    /// When pruning last looked at the history's commit times (seconds since 1970).
+    var historyAgeCheckedAt: Double = 0
 
     /// The keys changed from outside after the contexts that made the change set `sequence` last
     /// looked: those in `records` (``outsideKeys``) of an outside change set accepted after it.
@@ -262,6 +264,8 @@ extension Store {
         var conflicts: [UInt64: [String: [DatabaseValue]]] = [:]
         let generations: (before: Int64, after: Int64)
         var outside: (changes: OutsideChanges, rows: OutsideChanges.Rows)?
+        // The commit time every transaction of this drain records.
+        let now = Date().timeIntervalSince1970
         do {
             generations = try withOpenWriter { writer in
                 let generations = try writer.connection.inTransaction(.immediate) { () throws -> (Int64, Int64) in
@@ -277,6 +281,8 @@ extension Store {
                             may hold older copies of objects changed then until they fetch them again
                             """, metadata: ["path": "\(path)", "read through generation": "\(known)"])
                     }
+                    // Others' entries are one transaction of the history, before this batch's.
+                    try ChangeLog.closeOutside(at: now, writer.connection)
                     let own = batch.filter { !$0.changes.isOutside }
                     // The writer logs its change sets itself: the change-log triggers must not log
                     // them too (triggers off on this connection for the batch, back on after it).
@@ -288,7 +294,7 @@ extension Store {
                                 ? [:] : PipelineState.outsideKeys(in: outsideKeys, after: item.sequence)
                             if let found { changedOutside.merge(found.keys) { $0.union($1) } }
                             do {
-                                try writer.connection.inSavepoint { try writer.apply(item.changes, outside: changedOutside) }
+                                try writer.connection.inSavepoint { try writer.apply(item.changes, outside: changedOutside, at: now) }
                             } catch let conflict as OutsideConflictFailure {
                                 failures[item.sequence] = conflict.error
                                 conflicts[item.sequence] = conflict.keys
@@ -308,7 +314,7 @@ extension Store {
                     if let found, !found.isEmpty { outside = (found, try found.rows(writer)) }
                     return (before, after)
                 }
-                try pruneChangeLogIfNeeded(writer.connection, generation: generations.1)
+                pruneHistoryIfNeeded(writer.connection, now: now)
                 return generations
             }
         } catch {
@@ -330,15 +336,33 @@ extension Store {
         for sequence in failures.keys.sorted().prefix(failures.count - limit) { failures[sequence] = nil }
     }
 
-    private func pruneChangeLogIfNeeded(_ connection: Connection, generation: Int64) throws {
-        let limit = configuration.changeLogLimit
-        let floor = try ChangeLog.floor(connection)
-        // Prune in steps of a tenth of the bound, so most commits do no extra work.
-        guard generation - floor > Int64(limit + limit / 10) else { return }
+    /// Prunes the history past its bounds (``StoreConfiguration/changeLogLimit``,
+    /// ``StoreConfiguration/historyMaximumAge``) after a commit, never past a registered
+    /// consumer. Costs a few indexed look-ups; commit times are looked at no more often than
+    /// a tenth of the maximum age (at most every minute).
+    func pruneHistoryIfNeeded(_ connection: Connection, now: Double) {
+        let checksAge = pipeline.withLock { state -> Bool in
+            guard let age = configuration.historyMaximumAge,
+                  now - state.historyAgeCheckedAt >= min(60, age / 10) else { return false }
+            state.historyAgeCheckedAt = now
+            return true
+        }
         do {
-            try connection.inTransaction(.immediate) { try ChangeLog.prune(connection, limit: limit) }
+            try pruneHistory(connection, now: now, checksAge: checksAge)
         } catch {
-            logger.warning("pruning the change log failed; will try again", metadata: ["error": "\(error)"])
+            logger.warning("pruning the history failed; will try again", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Prunes the history by the configured bounds now (``pruneHistoryIfNeeded(_:now:)``).
+    func pruneHistory(_ connection: Connection, now: Double, checksAge: Bool) throws {
+        let retention = ChangeLog.Retention(limit: configuration.changeLogLimit, maximumAge: configuration.historyMaximumAge)
+        guard try ChangeLog.pruningCut(retention, now: now, checksAge: checksAge, connection) != nil else { return }
+        try connection.inTransaction(.immediate) {
+            // Decided again inside the transaction: another store may have pruned, or a consumer registered.
+            guard let cut = try ChangeLog.pruningCut(retention, now: now, checksAge: checksAge, connection) else { return }
+            try ChangeLog.prune(through: cut, connection)
+            logger.debug("pruned the history", metadata: ["through generation": "\(cut)"])
         }
     }
 

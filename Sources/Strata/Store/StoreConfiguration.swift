@@ -57,9 +57,17 @@ public struct StoreConfiguration: Sendable {
     /// database is open. Without a limit, a WAL that once grew (a long-lived reader kept
     /// checkpoints from resetting it, or one huge transaction) keeps its size on disk.
     public var journalSizeLimit: Int? = 8 * 1024 * 1024
-    /// How many entries the change log keeps (older ones are pruned). A snapshot or a sync
-    /// token older than the log can no longer catch up incrementally.
+    /// The history's size bound: how many change-log entries it keeps (a bulk operation or a
+    /// run of one change set's inserts is one entry; another writer's row is one). Older
+    /// transactions are pruned, whole, except those a registered history consumer has not read
+    /// (``Store/registerHistoryConsumer(_:)``). A snapshot or a token older than the history can
+    /// no longer catch up incrementally (``StrataError/Code/historyExpired``).
     public var changeLogLimit = 500_000
+    /// The history's age bound: transactions committed longer ago than this many seconds are
+    /// pruned (checked after commits, at most every minute, and by ``Store/pruneHistory()``),
+    /// except those a registered history consumer has not read. Nil (the default) prunes by
+    /// size alone.
+    public var historyMaximumAge: TimeInterval?
     /// How many values the main context keeps built, per entity: reading a saved object again (by
     /// ID, or in a query's result) hands out the value built before instead of running the
     /// entity's `init(row:)` again, for as long as the object is unchanged. Beyond the limit the

@@ -60,6 +60,10 @@ final class Writer {
             deleteSQL = "DELETE FROM \(table) WHERE \(key) = ?"
         }
 
+        /// Changed-attribute lists as the log stores them, by the bit mask of their positions
+        /// (`Writer+ChangedAttributes`): built once per set of attributes, not per object.
+        var attributeLists: [UInt64: String] = [:]
+
         /// The prepared insert, upsert and update, held here once prepared: a save binds them for
         /// every object, and finding them in the connection's cache hashes the SQL each time.
         private var prepared: [Statement?] = [nil, nil, nil]
@@ -114,15 +118,18 @@ final class Writer {
     // MARK: Applying change sets
 
     /// Applies a change set and logs it (inside the caller's savepoint, so a failing change set
-    /// leaves no entry): one log entry per run of same-kind operations. Only inside
-    /// ``applyingOwnChanges(_:_:)``, which keeps the log triggers from logging the same rows.
+    /// leaves no entry): one log entry per run of same-kind operations, and one history
+    /// transaction, authored by the change set's ``ChangeSet/transactionAuthor`` or its context's
+    /// name, committed at `date` (seconds since 1970). Only inside ``applyingOwnChanges(_:_:)``,
+    /// which keeps the log triggers from logging the same rows.
     ///
     /// `outside` are the keys, by entity, that someone outside the store wrote after this change
     /// set's context read them: a save or deletion of one of them made by a context is resolved
     /// by its merge policy (``OutsideConflict``) instead of overwriting the outside change.
     /// - Throws: ``OutsideConflictFailure`` when the policy is ``MergePolicy/reportConflict`` and
     ///   such an object is written.
-    func apply(_ changes: ChangeSet, outside: [String: Set<DatabaseValue>] = [:]) throws {
+    func apply(_ changes: ChangeSet, outside: [String: Set<DatabaseValue>] = [:],
+               at date: Double = Date().timeIntervalSince1970) throws {
         guard let mode = ownChangesMode else {
             throw StrataError(.misuse, "the writer applied a change set outside applyingOwnChanges: "
                               + "the change-log triggers would log it a second time", path: connection.path)
@@ -155,7 +162,7 @@ final class Writer {
                 keys: conflicts)
         }
         if let start { try connection.execute("DELETE FROM \(ChangeLog.table) WHERE generation > ?", [.integer(start)]) }
-        try log.write(connection)
+        try log.write(connection, author: changes.transactionAuthor ?? changes.author?.name, at: date)
     }
 
     private func apply(_ operation: ChangeSet.Operation, log: inout ChangeLog.Batch) throws {
@@ -176,8 +183,9 @@ final class Writer {
                     connection.lastInsertedRowID = 0
                     try entity.statement(.upsert, on: connection).run(row)
                     if connection.changes > 0 {
-                        log.append(code: entity.code, op: connection.lastInsertedRowID != 0 ? ChangeLog.insert : ChangeLog.update,
-                                   key: key)
+                        let inserted = connection.lastInsertedRowID != 0
+                        log.append(code: entity.code, op: inserted ? ChangeLog.insert : ChangeLog.update, key: key,
+                                   attributes: inserted ? nil : entity.changedAttributes(row, base: save.baseRow))
                     }
                 case .update:
                     try entity.statement(.update, on: connection).run(entity.updateArguments(row))
@@ -186,7 +194,8 @@ final class Writer {
                         throw StrataError(.objectNotFound, "cannot update \(name) \(save.object.id): it is not in the store",
                                           entity: name, objectID: "\(save.object.id)")
                     }
-                    log.append(code: entity.code, op: ChangeLog.update, key: key)
+                    log.append(code: entity.code, op: ChangeLog.update, key: key,
+                               attributes: entity.changedAttributes(row, base: save.baseRow))
                 }
             } catch let error as StrataError {
                 throw error.with(entity: entity.schema.name, objectID: "\(save.object.id)")
@@ -201,7 +210,8 @@ final class Writer {
             let set = assignments.map { schema.attributes[schema.position(of: $0.attribute)!].column.quotedIdentifier + " = ?" }
                 .joined(separator: ", ")
             let keys = try runBulk("UPDATE \(schema.table.quotedIdentifier) SET \(set)", assignments.map(\.value), target, schema)
-            log.append(code: entity.code, op: ChangeLog.update, keys: keys)
+            log.append(code: entity.code, op: ChangeLog.update, keys: keys,
+                       attributes: entity.attributeList(assignments.compactMap { schema.position(of: $0.attribute) }))
         case .bulkDelete(_, let target):
             let schema = entity.schema
             let keys = try runBulk("DELETE FROM \(schema.table.quotedIdentifier)", [], target, schema)
@@ -220,7 +230,8 @@ final class Writer {
         switch OutsideConflict.resolve(operation, stored: stored, policy: policy) {
         case .write(let row):
             try entity.statement(.upsert, on: connection).run(row)
-            log.append(code: entity.code, op: stored == nil ? ChangeLog.insert : ChangeLog.update, key: key)
+            log.append(code: entity.code, op: stored == nil ? ChangeLog.insert : ChangeLog.update, key: key,
+                       attributes: stored.map { entity.changedAttributes(row, base: $0) })
         case .delete:
             try connection.prepare(entity.deleteSQL).run([key])
             if connection.changes > 0 { log.append(code: entity.code, op: ChangeLog.delete, key: key) }

@@ -118,6 +118,7 @@ extension StrataError.Code.Base {
         case .interrupted: 23
         case .incompatibleSchema: 24
         case .fileReplaced: 25
+        case .historyExpired: 26
         }
     }
 
@@ -149,6 +150,7 @@ extension StrataError.Code.Base {
         case .interrupted: "The operation was interrupted."
         case .incompatibleSchema: "The entities changed in a way that would lose or hide stored values; the file was left as it was."
         case .fileReplaced: "The database file was replaced or removed while the store had it open."
+        case .historyExpired: "The store's history was pruned past the point asked about."
         }
     }
 
@@ -171,6 +173,7 @@ extension StrataError.Code.Base {
         case .missingColumn: "Map the attribute to its column with Entity.columnNames, or add a migration that creates the column."
         case .incompatibleSchema: "Declare the attribute's former name, a default or that its values may go, or add a named migration that converts them."
         case .fileReplaced: "Close the store and open it again; save again what it reported as not persisted."
+        case .historyExpired: "Read everything again, then continue from the current token; register a history consumer to keep its history from being pruned."
         case .sqlite, .constraint, .unsupportedAttribute, .typeMismatch, .unexpectedNull, .invalidValue,
              .misuse, .interrupted: nil
         }

@@ -22,6 +22,7 @@ public struct StrataError: Error, Sendable, CustomStringConvertible {
             case missingColumn, unknownEntity, unknownAttribute, invalidValue, objectNotFound
             case conflict, invalidSnapshot, closed, misuse, interrupted, incompatibleSchema
             case fileReplaced
+            case historyExpired
         }
         let base: Base
         private init(_ base: Base) { self.base = base }
@@ -83,6 +84,9 @@ public struct StrataError: Error, Sendable, CustomStringConvertible {
         /// go to the file it opened, which the path no longer names. Accepted changes stay
         /// pending; close the store and open it again.
         public static let fileReplaced = Code(.fileReplaced)
+        /// The history no longer reaches back to the token asked about: it was pruned past it.
+        /// The error's `oldestAvailableToken` says where it starts; read everything again.
+        public static let historyExpired = Code(.historyExpired)
 
         /// The code's name, as written after `.` in Swift (`"constraint"`, `"diskFull"`).
         public var description: String { base.rawValue }
@@ -108,6 +112,9 @@ public struct StrataError: Error, Sendable, CustomStringConvertible {
     public var sqliteCode: Int32?
     /// SQLite's extended result code, if the failure came from SQLite.
     public var extendedSQLiteCode: Int32?
+    /// For ``Code/historyExpired``: the generation the history starts after (History/'s
+    /// `oldestAvailableToken`).
+    var historyFloor: Int64?
 
     /// Creates an error; Strata's own errors fill in every context field that applies.
     ///

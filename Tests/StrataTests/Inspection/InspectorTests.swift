@@ -73,7 +73,7 @@ private func fingerprint(_ path: String) throws -> (Data, Date?) {
         let inspector = try StoreInspector(path: db)
         #expect(inspector.storeID == store.storeID)
         #expect(inspector.schemaVersion == 1)
-        #expect(inspector.format == 1)
+        #expect(inspector.format == StoreInspector.readableFormat)
         // The recorded schemas equal the ones the app registered (defaults included).
         #expect(try inspector.entity(named: "InspectedArticle") == store.schema(of: InspectedArticle.self))
         #expect(try inspector.entity(named: "InspectedFeed") == store.schema(of: InspectedFeed.self))
@@ -172,10 +172,12 @@ private func fingerprint(_ path: String) throws -> (Data, Date?) {
         // Bookkeeping from a newer Strata: a higher format, a schema with an unknown attribute type.
         let newer = scratch.path("newer.sqlite")
         let store = try await seed(newer)
-        try await store.write { db in try db.execute("INSERT INTO strata_meta (key, value) VALUES ('format', 2)") }
+        try await store.write { db in
+            try db.execute("UPDATE strata_meta SET value = \(StoreInspector.readableFormat + 1) WHERE key = 'format'")
+        }
         expectCode(.newerSchema) { _ = try StoreInspector(path: newer) }
         try await store.write { db in
-            try db.execute("DELETE FROM strata_meta WHERE key = 'format'")
+            try db.execute("UPDATE strata_meta SET value = \(StoreInspector.readableFormat) WHERE key = 'format'")
             try db.execute("UPDATE strata_entities SET schema = replace(schema, '\"type\":\"bool\"', '\"type\":\"vector\"') "
                            + "WHERE name = 'InspectedArticle'")
         }
