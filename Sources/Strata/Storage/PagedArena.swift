@@ -34,8 +34,8 @@ extension Array: CellBytes, CellArena where Element == UInt8 {
     }
 }
 
-/// The text and blob bytes of a ``ColumnTable``, in pages: a cell's payload is its page number
-/// (high 32 bits) and its offset in that page (low 32).
+/// The text and blob bytes of a ``ColumnTable``, in pages: a cell's payload is its
+/// ``ArenaAddress``.
 ///
 /// Copies of a table share their pages, and bytes are only ever appended, to the last page while
 /// it has room and is this arena's alone, else to a new one: a copy that writes copies no byte
@@ -124,8 +124,8 @@ struct PagedArena: CellArena, Sendable {
                                          _ firstRawPage: Int, filled: Bool?,
                                          _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         guard count > 0 else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
-        let start = Int(truncatingIfNeeded: payload & 0xFFFF_FFFF)
-        let page = Int(truncatingIfNeeded: payload >> 32) - firstRawPage
+        let address = ArenaAddress(payload: payload)
+        let start = address.offset, page = address.page - firstRawPage
         guard page < 0 else {
             guard let filled else { return try body(pages[page].bytes(start, count)) }
             return try body(pages[page].filledBytes(start, count, deferredFilled: filled))
@@ -144,7 +144,7 @@ struct PagedArena: CellArena, Sendable {
             last += 1
         }
         count += bytes.count
-        return UInt64(firstRawPage + last) << 32 | UInt64(pages[last].append(source, count: bytes.count))
+        return ArenaAddress(page: firstRawPage + last, offset: pages[last].append(source, count: bytes.count)).payload
     }
 
     /// The most bytes a page ``take(_:)`` takes is copied with; a larger one is taken as it is.
@@ -162,7 +162,7 @@ struct PagedArena: CellArena, Sendable {
         guard size > Self.copiedPageLimit else { return appendCell(page.bytes(0, size)) }
         count += size
         pages.append(page)
-        return UInt64(firstRawPage + pages.count - 1) << 32
+        return ArenaAddress(page: firstRawPage + pages.count - 1).payload
     }
 }
 
