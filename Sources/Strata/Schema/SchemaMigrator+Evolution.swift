@@ -206,7 +206,7 @@ extension SchemaMigrator {
     /// The SQL condition true for a stored value that `type` cannot read: a storage class it does
     /// not admit (``AttributeType/admits(_:)``, the one rule), NULL excepted.
     static func misfitCondition(_ column: String, _ type: AttributeType) -> String {
-        let admitted = AttributeType.storageClasses.filter { type.admits($0.sample) }.map { "'\($0.name)'" }
+        let admitted = StorageClass.allCases.filter(type.admits).map { "'\($0.name)'" }
         return "\(column) IS NOT NULL AND typeof(\(column)) NOT IN (\(admitted.joined(separator: ", ")))"
     }
 

@@ -148,9 +148,8 @@ extension ColumnBlock {
     /// length for each one that cannot be NULL.
     static func leastBytesPerRow(_ schema: EntitySchema) -> Int {
         schema.attributes.reduce(0) { total, attribute in
-            let admitted = attribute.admittedCellTags
-            let least = admitted[Int(CellTag.null)] ? 0
-                : (admitted[Int(CellTag.text)] || admitted[Int(CellTag.blob)] ? 4 : 8)
+            let admitted = attribute.admittedClasses
+            let least = admitted.contains(.null) ? 0 : (admitted.contains(.text) || admitted.contains(.blob) ? 4 : 8)
             return total + 1 + least
         }
     }
@@ -196,7 +195,7 @@ extension ColumnBlock {
     }
 
     /// Parses the cells of a chunk of `count` rows of `schema`, checking every one: a known tag
-    /// that the attribute reads (``AttributeSchema/admittedCellTags``: the schema's one rule; NULL
+    /// that the attribute reads (``AttributeSchema/admittedClasses``: the schema's one rule; NULL
     /// only where it is optional), the numbers and lengths its tags call for and no byte more,
     /// and text and blob lengths that add up to exactly the `arenaSize` bytes of the arena — and,
     /// for the deferred attributes, to exactly the chunk's `deferredSize` deferred bytes.
@@ -211,16 +210,15 @@ extension ColumnBlock {
             }
             let tags = UnsafeRawBufferPointer(rebasing: cells[offset..<(offset + count)])
             offset += count
-            // The tags the attribute reads, one bit each.
-            let admitted = attribute.admittedCellTags.enumerated().reduce(UInt32(0)) { $1.element ? $0 | 1 << $1.offset : $0 }
+            let admitted = attribute.admittedClasses
             var numbers = 0, texts = 0
-            if let tag = tags.first, tag <= CellTag.last, admitted >> tag & 1 == 1, Self.everyByte(of: tags, is: tag) {
+            if let tag = tags.first, admitted.contains(tag: tag), Self.everyByte(of: tags, is: tag) {
                 // One storage class throughout (most columns): checked a word at a time.
                 if tag >= CellTag.text { texts = count } else if tag != CellTag.null { numbers = count }
             } else {
                 for cell in 0..<count {
                     let tag = tags[cell]
-                    guard tag <= CellTag.last, admitted >> tag & 1 == 1 else {
+                    guard admitted.contains(tag: tag) else {
                         throw .undecodable("\(schema.name).\(attribute.name): object \(cell) of a chunk holds storage class \(tag), "
                                            + "which a \(attribute.isOptional ? "optional " : "")\(attribute.type.rawValue) attribute cannot read")
                     }

@@ -98,7 +98,7 @@ extension Column {
             if order != 0 { return order < 0 ? -1 : 1 }
             return xCount == yCount ? 0 : (xCount < yCount ? -1 : 1)
         }
-        return Self.rank(left) - Self.rank(right)
+        return StorageClass.rank(ofTag: left) - StorageClass.rank(ofTag: right)
     }
 
     /// Whether cells `0..<count` — nil unless every one is an integer, or every one a real —
@@ -139,14 +139,5 @@ extension Column {
             }
         }
         return inOrder
-    }
-
-    /// A storage class's place in SQL's order: NULL, numbers, text, blobs.
-    private static func rank(_ tag: UInt8) -> Int {
-        switch tag {
-        case CellTag.null: return 0
-        case CellTag.integer, CellTag.real: return 1
-        default: return Int(tag) - 1
-        }
     }
 }

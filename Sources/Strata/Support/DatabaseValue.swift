@@ -63,18 +63,37 @@ public enum DatabaseValue: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The rank of SQLite's storage classes in comparisons: NULL < numbers < text < blob.
-    private var storageRank: Int {
+    /// The value's storage class.
+    var storageClass: StorageClass {
         switch self {
-        case .null: return 0
-        case .integer, .real: return 1
-        case .text: return 2
-        case .blob: return 3
+        case .null: return .null
+        case .integer: return .integer
+        case .real: return .real
+        case .text: return .text
+        case .blob: return .blob
         }
     }
 
+    /// The value as a column whose numbers take `numbers` stores it (``NumberClass``): `1.0` in
+    /// an INTEGER column is `1`, `1` in a REAL column is `1.0`, so values SQLite considers equal
+    /// hash equal.
+    func normalized(_ numbers: NumberClass) -> DatabaseValue {
+        let number: (tag: UInt8, payload: UInt64)
+        switch self {
+        case .integer(let integer): number = (StorageClass.integer.rawValue, UInt64(bitPattern: integer))
+        case .real(let real): number = (StorageClass.real.rawValue, real.bitPattern)
+        default: return self
+        }
+        let stored = numbers.normalized(tag: number.tag, payload: number.payload)
+        guard stored.tag != number.tag else { return self }
+        return stored.tag == StorageClass.integer.rawValue ? .integer(Int64(bitPattern: stored.payload))
+            : .real(Double(bitPattern: stored.payload))
+    }
+
     /// Compares two values the way SQLite's BINARY collation does (`ORDER BY` semantics:
-    /// NULL first, integers and reals by numeric value, text and blobs byte by byte).
+    /// NULL first, integers and reals by numeric value, text and blobs byte by byte; values of
+    /// different classes by ``StorageClass/rank``). ``Column``'s `compare` is the same rule on
+    /// cells.
     static func compare(_ lhs: DatabaseValue, _ rhs: DatabaseValue) -> Int {
         switch (lhs, rhs) {
         case (.integer(let a), .integer(let b)): return a < b ? -1 : (a == b ? 0 : 1)
@@ -83,7 +102,7 @@ public enum DatabaseValue: Sendable, Hashable, CustomStringConvertible {
         case (.real(let a), .integer(let b)): return compareReal(a, withInteger: b)
         case (.text(let a), .text(let b)): return compareText(a, b)
         case (.blob(let a), .blob(let b)): return compareBytes(a, b)
-        default: return lhs.storageRank - rhs.storageRank
+        default: return lhs.storageClass.rank - rhs.storageClass.rank
         }
     }
 
