@@ -107,23 +107,28 @@ enum SnapshotArchive {
     /// frames that are not LZ4: a damaged one fails its checksum here) leaves the page zeroed
     /// and is reported to `deferredFailure` with the chunk's number.
     static func section(_ entry: SnapshotHeader.Entry, in file: UnsafeRawBufferPointer, schema: EntitySchema,
-                        deferredFailure: @escaping @Sendable (_ chunk: Int) -> Void = { _ in }) throws(SnapshotRejection) -> LoadedSection {
+                        deferredFailure: @escaping @Sendable (_ chunk: Int) -> Void = { _ in }) throws(StrataError) -> LoadedSection {
         // Where each chunk's rows and arena bytes start, and how many cell and arena bytes it has.
         var places: [(row: Int, arena: Int, cells: Int, arenaBytes: Int)] = []
         var rows = 0, arenaBytes = 0
         let defers = !schema.deferredAttributes.isEmpty
-        for chunk in entry.chunks {
+        for (number, chunk) in entry.chunks.enumerated() {
             let cells = chunk.uncompressedSize - chunk.arenaSize   // the header checked the arena fits
-            try ColumnBlock.checkCellBytes(cells, count: chunk.objectCount, schema: schema)
-            try chunk.checkDeferredFrame(of: schema)
+            do throws(StrataError) {
+                try ColumnBlock.checkCellBytes(cells, count: chunk.objectCount, schema: schema)
+                try chunk.checkDeferredFrame(of: schema)
+            } catch {
+                throw error.within(chunk.place(number, of: entry.entity))
+            }
             places.append((rows, arenaBytes, cells, chunk.arenaSize))
             rows += chunk.objectCount
             arenaBytes += chunk.arenaSize
         }
-        guard rows == entry.objectCount else { throw .undecodable("\(entry.entity): object count mismatch") }
+        guard rows == entry.objectCount else { throw entry.objectCountMismatch(rows) }
         // With deferred pages after it, the arena is page 0 of the cells' payloads: under 4 GiB.
         guard !defers || arenaBytes <= Int(UInt32.max) else {
-            throw .undecodable("\(entry.entity): an arena of \(arenaBytes) bytes beside deferred attributes (at most 4 GiB)")
+            throw .snapshot(.undecodable, "\(entry.entity)'s chunks hold an arena of \(arenaBytes) bytes beside deferred "
+                            + "attributes (at most 4 GiB)", entity: entry.entity)
         }
         let pages = Locked([Int: ArenaPage]())
         // Every chunk's deferred frame copied into one allocation, each job its own chunks' range.
@@ -138,8 +143,8 @@ enum SnapshotArchive {
         let largest = places.map(\.cells).max() ?? 0
         let buffers = (0..<jobs).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: largest, alignment: 8) }
         defer { for buffer in buffers { buffer.deallocate() } }
-        let decompressors = try (0..<jobs).map { _ throws(SnapshotRejection) in try LZ4Frame.Decompressor() }
-        let failures = Locked([Int: SnapshotRejection]())
+        let decompressors = try (0..<jobs).map { _ throws(StrataError) in try LZ4Frame.Decompressor() }
+        let failures = Locked([Int: StrataError]())
         block.appendUnwritten(rows: rows, arenaBytes: arenaBytes) { columns, arena in
             // The file, the buffers and the arena outlive the Parallel.forEach call, which
             // returns only when every thread has; each thread writes only its own buffer and the
@@ -151,7 +156,7 @@ enum SnapshotArchive {
             // Chunks are taken in file order by whichever thread is free; a bad one stops the
             // handing out, and every earlier chunk was taken before it and is finished.
             Parallel.forEach(entry.chunks.count, threads: jobs) { [places, frameStarts] job, index in
-                do throws(SnapshotRejection) {
+                do throws(StrataError) {
                     let chunk = entry.chunks[index], place = places[index]
                     let cells = UnsafeMutableRawBufferPointer(rebasing: shared[job][0..<place.cells])
                     let bytes = UnsafeMutableRawBufferPointer(rebasing: arena[place.arena..<(place.arena + place.arenaBytes)])
@@ -173,7 +178,7 @@ enum SnapshotArchive {
                     }
                     return true
                 } catch {
-                    failures.withLock { $0[index] = error }
+                    failures.withLock { $0[index] = error.within(entry.chunks[index].place(index, of: entry.entity)) }
                     return false
                 }
             }
@@ -192,20 +197,37 @@ extension SnapshotHeader.Chunk {
     /// - Throws: ``SnapshotRejection/checksumMismatch`` when a byte of the chunk differs from what
     ///   was written; whatever ``LZ4Frame/Decompressor/decompress(_:into:)`` throws.
     func inflate(from file: UnsafeRawBufferPointer, with decompressor: LZ4Frame.Decompressor,
-                 into parts: [UnsafeMutableRawBufferPointer]) throws(SnapshotRejection) {
+                 into parts: [UnsafeMutableRawBufferPointer]) throws(StrataError) {
         let frame = UnsafeRawBufferPointer(rebasing: file[offset..<(offset + compressedSize)])
-        guard XXH64.hash(frame) == checksum else { throw .checksumMismatch }
+        try Self.check(frame, at: offset, against: checksum, "the chunk's frame")
         try decompressor.decompress(frame, into: parts)
+    }
+
+    /// Checks `frame`, at byte `start` of the file, against the XXH64 `recorded` for it.
+    /// - Throws: ``SnapshotRejection/checksumMismatch`` naming the frame and both checksums.
+    private static func check(_ frame: UnsafeRawBufferPointer, at start: Int, against recorded: UInt64,
+                              _ what: String) throws(StrataError) {
+        let computed = XXH64.hash(frame)
+        guard computed == recorded else {
+            throw .snapshot(.checksumMismatch, "\(what) (\(frame.count) bytes at byte \(start)) has XXH64 "
+                            + "\(computed.hexadecimal); the header records \(recorded.hexadecimal)")
+        }
+    }
+
+    /// Where this chunk is, for a message: "Article's chunk 3 (bytes 1200..<5400)", `number`
+    /// being its place in `entity`'s section.
+    func place(_ number: Int, of entity: String) -> String {
+        "\(entity)'s chunk \(number) (bytes \(offset)..<\(end))"
     }
 
     /// Checks that this chunk has a deferred frame exactly when `schema` defers attributes (and,
     /// without one, no deferred bytes): the one rule a load, a first chunk and a verify check.
-    /// - Throws: ``SnapshotRejection/undecodable(_:)`` naming the entity.
-    func checkDeferredFrame(of schema: EntitySchema) throws(SnapshotRejection) {
+    /// - Throws: ``SnapshotRejection/undecodable`` naming the entity.
+    func checkDeferredFrame(of schema: EntitySchema) throws(StrataError) {
         let defers = !schema.deferredAttributes.isEmpty
         guard defers ? deferredCompressedSize > 0 : deferredCompressedSize == 0 && deferredSize == 0 else {
-            throw .undecodable("\(schema.name): a chunk \(defers ? "lacks" : "has") a frame of deferred bytes, "
-                               + "which the entity \(defers ? "defers" : "does not defer")")
+            throw .snapshot(.undecodable, "\(schema.name): a chunk \(defers ? "lacks" : "has") a frame of deferred bytes, "
+                            + "which the entity \(defers ? "defers" : "does not defer")", entity: schema.name)
         }
     }
 
@@ -216,12 +238,12 @@ extension SnapshotHeader.Chunk {
     /// - Throws: ``SnapshotRejection/checksumMismatch`` when a byte of the frame differs from what
     ///   was written.
     func deferredPage(from file: UnsafeRawBufferPointer, copyingInto frames: CompressedFrames, at start: Int,
-                      failed: @escaping @Sendable () -> Void) throws(SnapshotRejection) -> ArenaPage {
+                      failed: @escaping @Sendable () -> Void) throws(StrataError) -> ArenaPage {
         let frame = UnsafeRawBufferPointer(rebasing: file[deferredOffset..<end])
-        guard XXH64.hash(frame) == deferredChecksum else { throw .checksumMismatch }
+        try Self.check(frame, at: deferredOffset, against: deferredChecksum, "the chunk's deferred frame")
         let copied = frames.copy(frame, to: start)
         return ArenaPage(deferred: deferredSize, filledBy: DeferredBytes { page in
-            do throws(SnapshotRejection) {
+            do throws(StrataError) {
                 try frames.decompress(copied, into: page)
                 return true
             } catch {
@@ -233,13 +255,13 @@ extension SnapshotHeader.Chunk {
 
     /// ``deferredPage(from:copyingInto:at:failed:)`` into memory of its own.
     func deferredPage(from file: UnsafeRawBufferPointer,
-                      failed: @escaping @Sendable () -> Void) throws(SnapshotRejection) -> ArenaPage {
+                      failed: @escaping @Sendable () -> Void) throws(StrataError) -> ArenaPage {
         try deferredPage(from: file, copyingInto: CompressedFrames(byteCount: deferredCompressedSize), at: 0, failed: failed)
     }
 
     /// Decompresses this chunk of `file` into a temporary buffer and hands its contents to `body`.
     func inflate<T>(from file: UnsafeRawBufferPointer,
-                    _ body: (UnsafeRawBufferPointer) throws(SnapshotRejection) -> T) throws(SnapshotRejection) -> T {
+                    _ body: (UnsafeRawBufferPointer) throws(StrataError) -> T) throws(StrataError) -> T {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: uncompressedSize, alignment: 8)
         defer { buffer.deallocate() }
         try inflate(from: file, with: LZ4Frame.Decompressor(), into: [buffer])
@@ -278,8 +300,15 @@ final class CompressedFrames: @unchecked Sendable {
 
     /// Decompresses the frame at `range` into `page`, which it must fill exactly
     /// (``LZ4Frame/decompress(_:into:)``).
-    func decompress(_ range: Range<Int>, into page: UnsafeMutableRawBufferPointer) throws(SnapshotRejection) {
+    func decompress(_ range: Range<Int>, into page: UnsafeMutableRawBufferPointer) throws(StrataError) {
         try LZ4Frame.decompress(UnsafeRawBufferPointer(rebasing: bytes[range]), into: [page])
+    }
+}
+
+extension SnapshotHeader.Entry {
+    /// The refusal of a section whose chunks hold `counted` objects in all, not its ``objectCount``.
+    func objectCountMismatch(_ counted: Int) -> StrataError {
+        .snapshot(.undecodable, "\(entity)'s chunks hold \(counted) objects; its section records \(objectCount)", entity: entity)
     }
 }
 

@@ -16,40 +16,47 @@ struct SnapshotLoader {
 
     /// Reads and checks the archive at `path`; with `indexingKeys` false, its blocks' keys are
     /// left for the caller to index (``indexKeys(_:)``), alongside other work.
-    func load(_ path: String, indexingKeys: Bool = true) -> Result<Loaded, SnapshotRejection> {
-        Result { () throws(SnapshotRejection) -> Loaded in
+    func load(_ path: String, indexingKeys: Bool = true) -> Result<Loaded, StrataError> {
+        Result { () throws(StrataError) -> Loaded in
             // The keys are indexed once the file is unmapped: the index and the mapping are then
             // never in memory together.
             let parsed = try Snapshot.map(path).withUnsafeBytes { bytes in
-                Result { () throws(SnapshotRejection) -> Loaded in try decodeOrThrow(bytes, path: path) }
+                Result { () throws(StrataError) -> Loaded in try decodeOrThrow(bytes, path: path) }
             }.get()
             return indexingKeys ? try Self.indexingKeys(parsed) : parsed
-        }
+        }.mapError { $0.with(path: path) }
     }
 
-    func decode(_ bytes: UnsafeRawBufferPointer) -> Result<Loaded, SnapshotRejection> {
-        Result { () throws(SnapshotRejection) -> Loaded in try Self.indexingKeys(try decodeOrThrow(bytes, path: nil)) }
+    func decode(_ bytes: UnsafeRawBufferPointer) -> Result<Loaded, StrataError> {
+        Result { () throws(StrataError) -> Loaded in try Self.indexingKeys(try decodeOrThrow(bytes, path: nil)) }
     }
 
     /// Indexes every section's keys: two objects with one key are refused.
-    private static func indexingKeys(_ loaded: Loaded) throws(SnapshotRejection) -> Loaded {
+    private static func indexingKeys(_ loaded: Loaded) throws(StrataError) -> Loaded {
         var sections: [LoadedSection] = []
         for section in loaded.sections { sections.append(try indexKeys(section)) }
         return Loaded(header: loaded.header, sections: sections)
     }
 
     /// `section` with its block's keys indexed: two objects with one key are refused.
-    static func indexKeys(_ section: LoadedSection) throws(SnapshotRejection) -> LoadedSection {
+    static func indexKeys(_ section: LoadedSection) throws(StrataError) -> LoadedSection {
         var block = section.block
-        do {
-            try block.indexKeys()
-        } catch {
-            throw .undecodable("\(block.schema.name): \(error)")
-        }
+        try indexKeys(of: &block)
         return LoadedSection(block: block)
     }
 
-    private func decodeOrThrow(_ bytes: UnsafeRawBufferPointer, path: String?) throws(SnapshotRejection) -> Loaded {
+    /// Indexes `block`'s keys (``ColumnBlock/indexKeys()``).
+    /// - Throws: ``SnapshotRejection/undecodable`` naming the entity and the key two objects have.
+    fileprivate static func indexKeys(of block: inout ColumnBlock) throws(StrataError) {
+        do {
+            try block.indexKeys()
+        } catch {
+            throw .snapshot(.undecodable, "\(block.schema.name): \((error as? StrataError)?.message ?? "\(error)")",
+                            entity: block.schema.name)
+        }
+    }
+
+    private func decodeOrThrow(_ bytes: UnsafeRawBufferPointer, path: String?) throws(StrataError) -> Loaded {
         let header = try SnapshotHeader.decode(bytes)
         var sections: [LoadedSection] = []
         for (entry, schema) in zip(header.entities, try header.matchedSchemas(registry.schemas)) {
@@ -78,22 +85,37 @@ public enum Snapshot {
     public static func checksum(ofChunk bytes: UnsafeRawBufferPointer) -> UInt64 { XXH64.hash(bytes) }
 
     /// Reads and checks a snapshot's header (magic, format version, CRC-32) and table of contents.
-    /// - Throws: ``SnapshotRejection`` describing what is wrong with the file.
+    ///
+    /// ```swift
+    /// let header = try Snapshot.readHeader(at: snapshotPath)
+    /// print(header.objectCount, header.generation)
+    /// ```
+    /// - Throws: ``StrataError`` with code ``StrataError/Code/invalidSnapshot``: its
+    ///   ``StrataError/snapshotRejection`` says what kind of problem the file has, its message
+    ///   what and where.
     public static func readHeader(at path: String) throws -> SnapshotHeader {
-        try map(path).withUnsafeBytes { bytes throws(SnapshotRejection) in try SnapshotHeader.decode(bytes) }
+        do throws(StrataError) {
+            return try map(path).withUnsafeBytes { bytes in Result { () throws(StrataError) in try SnapshotHeader.decode(bytes) } }
+                .get()
+        } catch {
+            throw error.with(path: path)
+        }
     }
 
     /// The snapshot file's bytes, memory-mapped: the one place a snapshot file is opened.
-    /// - Throws: `.missing` when nothing is at `path`; `.unreadable` for a directory or another
-    ///   non-regular file, or a file that cannot be read (permissions, I/O).
-    static func map(_ path: String) throws(SnapshotRejection) -> Data {
+    /// - Throws: ``SnapshotRejection/missing`` when nothing is at `path`;
+    ///   ``SnapshotRejection/unreadable`` for a directory or another non-regular file, or a file
+    ///   that cannot be read (permissions, I/O). The error names `path`.
+    static func map(_ path: String) throws(StrataError) -> Data {
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { throw .missing }
-        if isDirectory.boolValue { throw .unreadable("\(path) is a directory, not a snapshot file") }
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw .snapshot(.missing, path: path)
+        }
+        if isDirectory.boolValue { throw .snapshot(.unreadable, "the path is a directory, not a file", path: path) }
         do {
             return try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
         } catch {
-            throw .unreadable("\(path) cannot be read: \(error.localizedDescription)")
+            throw .snapshot(.unreadable, error.localizedDescription, path: path)
         }
     }
 }
@@ -119,20 +141,29 @@ public struct SnapshotSummary: Sendable {
 @_spi(Testing)
 public enum SnapshotFuzzing {
     /// Decodes `bytes` as a snapshot of `entities` — header, checksums, every section, every
-    /// object — and returns the number of objects, or the rejection. Never traps. Each entity's
-    /// first chunk is also read alone first, as a warm start's first screen reads it. Every
-    /// deferred frame is then decompressed, as first reads would, and one that fails is reported
-    /// as ``SnapshotRejection/checksumMismatch``.
-    public static func decode(_ bytes: UnsafeRawBufferPointer, entities: [any Entity.Type]) -> Result<Int, SnapshotRejection> {
-        guard let registry = try? SchemaRegistry(entities) else { return .failure(.schemaChanged) }
+    /// object — and returns the number of objects, or the error refusing it (its
+    /// ``StrataError/snapshotRejection`` set). Never traps. Each entity's first chunk is also
+    /// read alone first, as a warm start's first screen reads it. Every deferred frame is then
+    /// decompressed, as first reads would, and one that fails is reported as
+    /// ``SnapshotRejection/checksumMismatch``.
+    public static func decode(_ bytes: UnsafeRawBufferPointer, entities: [any Entity.Type]) -> Result<Int, StrataError> {
+        let registry: SchemaRegistry
+        do {
+            registry = try SchemaRegistry(entities)
+        } catch {
+            return .failure(.snapshot(.schemaChanged, "the entities do not register: \(error)"))
+        }
         var loader = SnapshotLoader(registry: registry)
         loader.logger = Logger(label: "strata.fuzzing") { _ in SwiftLogNoOpLogHandler() }
         for schema in registry.schemas {
             if case .success(let chunk) = loader.firstChunk(of: schema.name, in: bytes) { _ = chunk.block.fillDeferred() }
         }
         return loader.decode(bytes).flatMap { loaded in
-            loaded.sections.allSatisfy { $0.block.fillDeferred() }
-                ? .success(loaded.sections.reduce(0) { $0 + $1.count }) : .failure(.checksumMismatch)
+            guard let failed = loaded.sections.first(where: { !$0.block.fillDeferred() }) else {
+                return .success(loaded.sections.reduce(0) { $0 + $1.count })
+            }
+            let entity = failed.block.schema.name
+            return .failure(.snapshot(.checksumMismatch, "a deferred frame of \(entity) does not decompress", entity: entity))
         }
     }
 }
@@ -197,35 +228,35 @@ extension SnapshotLoader {
     /// Reads the header of the archive at `path`, checks it (magic, format, CRC-32, every
     /// entity's fingerprint against the registry), and decompresses and checks the first chunk
     /// of `entity`'s section — nothing else of the file is read.
-    func firstChunk(_ path: String, of entity: String) -> Result<FirstChunk, SnapshotRejection> {
-        Result { () throws(SnapshotRejection) -> FirstChunk in
+    func firstChunk(_ path: String, of entity: String) -> Result<FirstChunk, StrataError> {
+        Result { () throws(StrataError) -> FirstChunk in
             try Snapshot.map(path).withUnsafeBytes { bytes in firstChunk(of: entity, in: bytes) }.get()
-        }
+        }.mapError { $0.with(path: path) }
     }
 
     /// ``firstChunk(_:of:)`` of an archive's bytes.
-    func firstChunk(of entity: String, in bytes: UnsafeRawBufferPointer) -> Result<FirstChunk, SnapshotRejection> {
-        Result { () throws(SnapshotRejection) -> FirstChunk in
+    func firstChunk(of entity: String, in bytes: UnsafeRawBufferPointer) -> Result<FirstChunk, StrataError> {
+        Result { () throws(StrataError) -> FirstChunk in
             let header = try SnapshotHeader.decode(bytes)
             let schemas = try header.matchedSchemas(registry.schemas)
             guard let number = header.entities.firstIndex(where: { $0.entity == entity }),
                   let chunk = header.entities[number].chunks.first else {
-                throw .undecodable("the archive holds no \(entity)")
+                throw .snapshot(.undecodable, "the archive holds no \(entity)", entity: entity)
             }
             let schema = schemas[number]
-            try chunk.checkDeferredFrame(of: schema)
-            let deferred = schema.deferredAttributes.isEmpty
-                ? nil : try chunk.deferredPage(from: bytes, failed: { deferredFailure(entity, path: nil)(0) })
-            var block = try chunk.inflate(from: bytes) { (contents) throws(SnapshotRejection) in
-                try ColumnBlock(archived: contents, count: chunk.objectCount, arenaSize: chunk.arenaSize, deferred: deferred,
-                                schema: schema)
-            }
-            do {
-                try block.indexKeys()
+            do throws(StrataError) {
+                try chunk.checkDeferredFrame(of: schema)
+                let deferred = schema.deferredAttributes.isEmpty
+                    ? nil : try chunk.deferredPage(from: bytes, failed: { deferredFailure(entity, path: nil)(0) })
+                var block = try chunk.inflate(from: bytes) { (contents) throws(StrataError) in
+                    try ColumnBlock(archived: contents, count: chunk.objectCount, arenaSize: chunk.arenaSize, deferred: deferred,
+                                    schema: schema)
+                }
+                try SnapshotLoader.indexKeys(of: &block)
+                return FirstChunk(header: header, block: block, isWholeSection: header.entities[number].chunks.count == 1)
             } catch {
-                throw .undecodable("\(entity): \(error)")
+                throw error.within(chunk.place(0, of: entity))
             }
-            return FirstChunk(header: header, block: block, isWholeSection: header.entities[number].chunks.count == 1)
         }
     }
 }
