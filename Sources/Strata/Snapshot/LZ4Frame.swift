@@ -113,27 +113,3 @@ enum LZ4Frame {
         }
     }
 }
-
-/// CRC-32 (IEEE), for the snapshot header.
-enum CRC32 {
-    private static let table: [UInt32] = (0..<256).map { index -> UInt32 in
-        var value = UInt32(index)
-        for _ in 0..<8 { value = value & 1 == 1 ? 0xEDB8_8320 ^ (value >> 1) : value >> 1 }
-        return value
-    }
-
-    static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
-        return crc ^ 0xFFFF_FFFF
-    }
-}
-
-/// FNV-1a, 64-bit: a stable fingerprint of schema descriptions.
-enum Fingerprint {
-    static func of(_ bytes: some Sequence<UInt8>) -> UInt64 {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
-        return hash
-    }
-}

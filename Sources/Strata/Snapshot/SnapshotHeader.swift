@@ -262,6 +262,13 @@ public struct SnapshotHeader: Sendable, Hashable {
     }
 }
 
+extension SnapshotHeader.Entry {
+    /// The refusal of a section whose chunks hold `counted` objects in all, not its ``objectCount``.
+    func objectCountMismatch(_ counted: Int) -> StrataError {
+        .snapshot(.undecodable, "\(entity)'s chunks hold \(counted) objects; its section records \(objectCount)", entity: entity)
+    }
+}
+
 extension FixedWidthInteger {
     /// The value in hexadecimal ("0x1f"), for a message naming a checksum.
     var hexadecimal: String { "0x" + String(self, radix: 16) }
