@@ -36,9 +36,8 @@ extension SchemaMigrator {
                               path: connection.path, entity: schema.name, attribute: schema.primaryKey.column)
         }
         let table = schema.table.quotedIdentifier
-        // Counted only when a decision or a refusal needs it: a count walks the whole table, at
-        // every open of an unchanged store (1–2 ms for 100,000 articles, before a warm start's
-        // archive may be loaded).
+        // Counted only when a decision or a refusal needs it: a count walks the whole table, and
+        // an open of an unchanged store comes before a warm start's archive may be loaded.
         var counted: Int?
         func rowCount() throws -> Int {
             if let counted { return counted }

@@ -3,8 +3,8 @@ import Foundation
 /// Appends little-endian values and length-prefixed bytes to a growing buffer: the snapshot
 /// header's encoding.
 ///
-/// The buffer is a byte array, not `Data`: appending single bytes to `Data` costs a hundred
-/// instructions or more each, which made encoding a snapshot value cost ~2,000 instructions.
+/// The buffer is a byte array, not `Data`: an append to `Data` goes through its inline,
+/// slice and large representations each time, an append to an array is a store.
 struct ByteWriter {
     private(set) var bytes: [UInt8] = []
 

@@ -22,8 +22,8 @@ import Foundation
 ///
 /// Integers are little-endian. A NULL cell is its tag alone; a text or blob cell's bytes start
 /// where the previous one's (of its part: arena or deferred bytes) end, so its place is the sum
-/// of the lengths before it (format 3 stored that offset, and a zero length for every number:
-/// 28% of a chunk's decompressed bytes, which decompressed at half the speed of text).
+/// of the lengths before it: no offset is stored, and no length for a number, so a chunk holds
+/// nothing a load can derive.
 extension ColumnBlock {
     /// A block in the chunk layout: its cells and arena, the arena's size (the header records
     /// it, so a load knows where the cells end before it decompresses), and its deferred bytes.

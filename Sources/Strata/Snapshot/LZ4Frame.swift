@@ -48,7 +48,7 @@ enum LZ4Frame {
     }
 
     /// A decompression context, reused frame after frame: liblz4 keeps its buffers (the block
-    /// at a part's seam, the window carried across it: ~200 KB) between frames, so a loading
+    /// at a part's seam, the window carried across it) between frames, so a loading
     /// thread allocates them once, not once a chunk, in fresh memory each time.
     ///
     /// Not `Sendable`: one thread uses it at a time.

@@ -23,8 +23,8 @@ enum SnapshotArchive {
     }
 
     /// The fingerprints made so far, by schema. A warm start checks each entity's fingerprint
-    /// against its first chunk, then its whole archive; encoding the schema each time had cost
-    /// a fresh process ~2 ms before the archive's load could start. Holds the few schemas a
+    /// against its first chunk, then its whole archive: the schema is encoded as JSON once per
+    /// process, not at each check, before the archive's load can start. Holds the few schemas a
     /// process registers (and those a tool reads from stores).
     private static let fingerprints = Locked([EntitySchema: UInt64]())
 

@@ -88,8 +88,7 @@ final class CellBatch: @unchecked Sendable {
         precondition(count < capacity, "a row appended to a full batch")
         // The bytes are appended to a copy of `bytes` (a pointer and two counts), written back
         // once per row — and before a row is taken the slow way, since an append may have moved
-        // them: an inout access to the property per cell cost ~110 instructions a row in
-        // exclusivity checks.
+        // them: an inout access to the property per cell would pay an exclusivity check per cell.
         var arena = bytes
         let rowStart = arena.used, row = count
         for attribute in admitted.indices {

@@ -27,8 +27,8 @@ struct KeyHash: Sendable {
 
     /// Where a key is or would go: the slot stored under `hash` whose key `isKey` accepts, or
     /// else the empty bucket the probe ended at (-1 when there are no buckets yet), which
-    /// ``insert(_:slot:at:)`` fills without probing again. Finding a key and then inserting it
-    /// walked its run of buckets twice: a cache miss per key more, at every warm start's 100,000.
+    /// ``insert(_:slot:at:)`` fills without probing again: finding a key and then inserting it
+    /// would walk its run of buckets twice, a cache miss more for every key a load indexes.
     func locate(_ hash: UInt32, where isKey: (Int) -> Bool) -> (slot: Int?, bucket: Int) {
         guard !buckets.isEmpty else { return (nil, -1) }
         return buckets.withUnsafeBufferPointer { Self.probe($0, for: hash, where: isKey) }

@@ -20,8 +20,9 @@ struct RowOrder<Arena: CellBytes> {
     /// order, each before the next: what a snapshot archived in this order holds, checked in one
     /// pass instead of sorted. Where the first sort attribute's cells are all integers or all
     /// reals (a date, a count), neighbours are compared a page at a time, and
-    /// ``precedes(_:_:)`` is asked only of those that tie there: the generic comparison cost
-    /// ~110 instructions a row, 11 ms of a warm start's 100,000 articles under callgrind.
+    /// ``precedes(_:_:)`` is asked only of those that tie there: the generic comparison reads
+    /// two tags and two payloads through the paged arrays per row, the page at a time reads a
+    /// plain buffer.
     func holdsInOrder(_ count: Int) -> Bool {
         guard count > 1 else { return true }
         if let first = sort.first,
@@ -70,9 +71,9 @@ extension Column {
     /// their values (SQLite's BINARY collation: NULL first, numbers by value across integers and
     /// reals, text and blobs byte by byte), their bytes read from `arena`.
     ///
-    /// Always inlined: called, its specialization for a table's arena copied the whole
+    /// Always inlined: called, its specialization for a table's arena copies the whole
     /// ``RowOrder`` (its arrays and arena retained, then released) at every call, three per
-    /// comparison of two rows (callgrind, a merge's settle).
+    /// comparison of two rows.
     @inline(__always)
     func compare(_ a: Int, _ b: Int, arena: some CellBytes) -> Int {
         let left = tags[a], right = tags[b]

@@ -31,7 +31,7 @@ public enum DatabaseValue: Sendable, Hashable, CustomStringConvertible {
         case (.integer(let a), .integer(let b)): return a == b
         case (.real(let a), .real(let b)): return a == b
         // memcmp of the contiguous UTF-8 (compareText), not the views' iterators: keys are
-        // compared on every dictionary hit, and the iterators cost ~5 instructions per byte.
+        // compared on every dictionary hit, and the iterators decode the string a byte at a time.
         case (.text(let a), .text(let b)): return a.utf8.count == b.utf8.count && compareText(a, b) == 0
         case (.blob(let a), .blob(let b)): return a == b
         default: return false
@@ -118,8 +118,8 @@ public enum DatabaseValue: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Byte-wise, like `compareBytes` over the UTF-8 views, but on the contiguous UTF-8 storage
-    /// with `memcmp`: sorting by a text key compared byte by byte through the views' iterators
-    /// cost ~2,000 instructions per comparison.
+    /// with `memcmp`: a sort by a text key compares many times, and the views' iterators go a
+    /// byte at a time through the string's generic paths.
     private static func compareText(_ a: String, _ b: String) -> Int {
         var a = a, b = b
         return a.withUTF8 { left in
