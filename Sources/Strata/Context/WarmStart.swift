@@ -255,7 +255,7 @@ extension MainContext {
         defer { graph.endFetch() }
         var rows: [[DatabaseValue]] = []
         var sequence = graph.mergedSequence
-        let limit = try await store.onQueue { writer in writer.connection.maxVariableCount }
+        let limit = try await store.onQueue { writer in writer.variableLimit }
         let size = max(1, min(Self.rereadChunk, limit))
         for start in stride(from: 0, to: ids.count, by: size) {
             let chunk = Array(ids[start..<min(ids.count, start + size)])

@@ -225,8 +225,3 @@ public struct EntitySchema: Sendable, Hashable, Codable {
         index.name ?? "\(table)_\(index.attributes.joined(separator: "_"))"
     }
 }
-
-extension String {
-    /// The string as an SQL identifier, safely double-quoted.
-    var quotedIdentifier: String { "\"" + replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
-}
