@@ -124,13 +124,17 @@ indexstore_store_units_apply_f(store, 0, stored.context) { context, name in
     return true
 }
 
-/// The record of each source file of the module (its occurrences), by file, from the units the
-/// module's compilations wrote; files no longer there (a stale unit) are left out.
+/// The record of each source file of the module (its occurrences), by file, from the newest unit
+/// of the module's compilations that names it; files no longer there (a stale unit's) are left out.
 var records: [String: String] = [:]
+var recordTimes: [String: Double] = [:]
 for unitName in stored.units {
     guard let unit = indexstore_unit_reader_create(store, unitName, nil) else { continue }
     defer { indexstore_unit_reader_dispose(unit) }
     guard string(indexstore_unit_reader_get_module_name(unit)) == module else { continue }
+    var seconds: Int64 = 0, nanoseconds: Int64 = 0
+    indexstore_unit_reader_get_modification_time(unit, &seconds, &nanoseconds)
+    let time = Double(seconds) + Double(nanoseconds) / 1e9
     let dependencies = Collected()
     indexstore_unit_reader_dependencies_apply_f(unit, dependencies.context) { context, dependency in
         guard let dependency, indexstore_unit_dependency_get_kind(dependency) == INDEXSTORE_UNIT_DEPENDENCY_RECORD else {
@@ -140,8 +144,9 @@ for unitName in stored.units {
             (string(indexstore_unit_dependency_get_filepath(dependency)), string(indexstore_unit_dependency_get_name(dependency))))
         return true
     }
-    for (path, record) in dependencies.records where folder(of: path) != nil && FileManager.default.fileExists(atPath: path) {
-        records[path] = record
+    for (path, record) in dependencies.records where folder(of: path) != nil && FileManager.default.fileExists(atPath: path)
+    && time >= recordTimes[path, default: -.infinity] {
+        (records[path], recordTimes[path]) = (record, time)
     }
 }
 let files = (FileManager.default.enumerator(atPath: sources.path)?.allObjects as? [String] ?? [])
