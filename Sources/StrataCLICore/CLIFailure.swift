@@ -31,9 +31,4 @@ public struct CLIFailure: Error, CustomStringConvertible {
         if let path = error.path { message = "\(path): \(message)" }
         self.init(exitCode: exitCode, message)
     }
-
-    /// A snapshot the CLI was asked to read that cannot be read.
-    init(snapshot path: String, _ rejection: SnapshotRejection) {
-        self.init(exitCode: ExitStatus.badInput, "\(path): \(rejection)")
-    }
 }

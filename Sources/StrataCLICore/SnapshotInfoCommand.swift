@@ -37,8 +37,8 @@ struct SnapshotInfoCommand: ParsableCommand {
         let header: SnapshotHeader
         do {
             header = try Snapshot.verify(at: file)
-        } catch {
-            throw CLIFailure(snapshot: file, error)
+        } catch let error as StrataError {
+            throw CLIFailure(error)
         }
         let validity = try inspector.map { try $0.snapshotValidity(at: file) }
         let report = SnapshotReport(file: file, header: header, store: store, validity: validity)

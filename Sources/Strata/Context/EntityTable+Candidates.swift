@@ -82,9 +82,9 @@ extension EntityTable {
         guard let keys = filter.requiredKeys, keys.allSatisfy({ InMemoryIndex<Int>.decidesEquality($0, in: type) }) else {
             return nil
         }
-        let numbers = InMemoryIndex<Int>.numberClass(type)
+        let numbers = type.numberClass
         var seen = Set<DatabaseValue>(minimumCapacity: keys.count)
-        return keys.map { InMemoryIndex<Int>.normalized($0, numbers) }.filter { !$0.isNull && seen.insert($0).inserted }
+        return keys.map { $0.normalized(numbers) }.filter { !$0.isNull && seen.insert($0).inserted }
     }
 
     /// The saved copies that match the full-text conditions of the filter's top-level AND

@@ -186,21 +186,3 @@ extension InMemoryIndex where ID == Int {
     }
 }
 
-extension KeyProbe {
-    /// The probe as ``InMemoryIndex/normalized(_:_:)`` makes its value: numbers take their
-    /// attribute's class, so that `1` and `1.0` are one key where SQLite equates them.
-    func normalized(_ numbers: InMemoryIndex<Int>.NumberClass) -> KeyProbe {
-        switch (numbers, tag) {
-        case (.integer, CellTag.real):
-            guard let integer = Int64(exactly: Double(bitPattern: payload)) else { return self }
-            return KeyProbe(tag: CellTag.integer, payload: UInt64(bitPattern: integer))
-        case (.real, CellTag.integer):
-            return KeyProbe(tag: CellTag.real, payload: Double(Int64(bitPattern: payload)).bitPattern)
-        default:
-            return self
-        }
-    }
-
-    /// Whether `other` holds this probe's value.
-    func matches(_ other: KeyProbe) -> Bool { matches(tag: other.tag, payload: other.payload, bytes: other.bytes) }
-}

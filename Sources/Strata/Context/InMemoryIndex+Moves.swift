@@ -22,7 +22,7 @@ extension InMemoryIndex {
         var assigned = [DatabaseValue?](repeating: nil, count: positions.count)
         for (level, position) in positions.enumerated() {
             if let value = assignments.first(where: { $0.position == position })?.value {
-                assigned[level] = Self.normalized(value, numberClasses[level])
+                assigned[level] = value.normalized(numberClasses[level])
             }
         }
         guard let first = assigned.firstIndex(where: { $0 != nil }) else { return nil }

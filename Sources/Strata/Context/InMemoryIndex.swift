@@ -54,20 +54,10 @@ struct InMemoryIndex<ID: Hashable & Sendable>: Sendable {
     /// Per level, the class numbers take in the attribute's column (SQLite's affinity).
     let numberClasses: [NumberClass]
 
-    enum NumberClass: Sendable { case integer, real, none }
-
     init(positions: [Int], schema: EntitySchema) {
         self.positions = positions
-        self.numberClasses = positions.map { Self.numberClass(schema.attributes[$0].type) }
+        self.numberClasses = positions.map { schema.attributes[$0].type.numberClass }
         self.maps = Array(repeating: [:], count: positions.count)
-    }
-
-    static func numberClass(_ type: AttributeType) -> NumberClass {
-        switch type.sqlType {
-        case "INTEGER": return .integer
-        case "REAL": return .real
-        default: return .none
-        }
     }
 
     /// Posts `id` under the row's keys, at every level from `first` on (the levels before keep it:
@@ -134,9 +124,9 @@ struct InMemoryIndex<ID: Hashable & Sendable>: Sendable {
 
     /// The key at `level` of a row whose values `value` reads by attribute position.
     func key(level: Int, _ value: (Int) -> DatabaseValue) -> Key {
-        var key = Key(Self.normalized(value(positions[0]), numberClasses[0]))
+        var key = Key(value(positions[0]).normalized(numberClasses[0]))
         for index in positions.indices.dropFirst().prefix(level) {
-            key.append(Self.normalized(value(positions[index]), numberClasses[index]))
+            key.append(value(positions[index]).normalized(numberClasses[index]))
         }
         return key
     }
@@ -147,7 +137,7 @@ struct InMemoryIndex<ID: Hashable & Sendable>: Sendable {
                                    _ body: (Int, Key) -> Void) {
         var key: Key?
         for (level, position) in positions.enumerated() {
-            let value = normalized(row.value(at: position), numberClasses[level])
+            let value = row.value(at: position).normalized(numberClasses[level])
             if key == nil { key = Key(value) } else { key!.append(value) }
             body(level, key!)
         }
@@ -238,7 +228,7 @@ struct InMemoryIndex<ID: Hashable & Sendable>: Sendable {
         var level = -1
         for (index, position) in positions.enumerated() {
             guard let value = equalities[position] else { break }
-            let normalized = Self.normalized(value, numberClasses[index])
+            let normalized = value.normalized(numberClasses[index])
             if key == nil { key = Key(normalized) } else { key!.append(normalized) }
             level = index
         }
@@ -253,15 +243,6 @@ struct InMemoryIndex<ID: Hashable & Sendable>: Sendable {
         switch (value, type.sqlType) {
         case (.integer, "TEXT"), (.real, "TEXT"), (.text, "INTEGER"), (.text, "REAL"): return false
         default: return true
-        }
-    }
-
-    /// Values that SQLite considers equal hash equal here: numbers take their attribute's class.
-    static func normalized(_ value: DatabaseValue, _ numbers: NumberClass) -> DatabaseValue {
-        switch (numbers, value) {
-        case (.integer, .real(let real)): return Int64(exactly: real).map(DatabaseValue.integer) ?? value
-        case (.real, .integer(let int)): return .real(Double(int))
-        default: return value
         }
     }
 }

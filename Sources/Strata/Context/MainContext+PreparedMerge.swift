@@ -41,7 +41,7 @@ extension MainContext {
         self.preparation = preparation
         mailbox.withLock { $0.preparing = [.accepted(sequence, changes)] }
         // The main-actor job captures the preparation's ID, not its change set, which it would
-        // free on the main actor if it held the last reference (10,000 saves take milliseconds).
+        // free on the main actor if it held the last reference (freeing a large one is not free).
         let id = preparation.id
         preparationQueue.async { [weak self] in
             prepared.run(sequence: sequence, changes: changes)

@@ -73,8 +73,8 @@ public final class MainContext {
     var preparation: Preparation?
     var preparationCount: UInt64 = 0
     /// Where merges are prepared: a serial queue of its own, not Swift's cooperative thread pool,
-    /// whose threads (as many as cores) the app's worker contexts may all be busy on — a merge
-    /// waiting for one of them waited up to 7 ms before it started. User-interactive, as the
+    /// whose threads (as many as cores) the app's worker contexts may all be busy on, so that a
+    /// merge never waits for one of them to come free before it starts. User-interactive, as the
     /// main actor whose work it does: the screen waits for it. (On Linux, where the process may
     /// raise priorities, libdispatch gives user-initiated threads — an importing worker's — nice
     /// −2 and user-interactive ones −4, so the merge gets the larger share of a shared core.)

@@ -41,8 +41,8 @@ final class PreparedMerge: @unchecked Sendable {
     }
 }
 
-/// Tables a prepared merge replaced, released off the main actor: freeing 100,000 rows' keys and
-/// index postings takes milliseconds.
+/// Tables a prepared merge replaced, released off the main actor: freeing every row's keys and
+/// index postings takes time proportional to the table, which the main actor does not spend.
 ///
 /// `@unchecked Sendable`, and safe: it is made from the tables ``ObjectGraph/adopt(_:)`` just
 /// took out of the graph, which nothing else references any more (readers reach tables through

@@ -1,7 +1,6 @@
 /// Rows grouped by a counting sort: every group's rows, in their order, in one array — a slice
-/// of it per group, so a level of 100,000 rows is one allocation, written once. (Sorted into a
-/// scratch buffer and then copied out an array per group, every row was written to fresh memory
-/// twice, and each group's array was an allocation of its own.)
+/// of it per group, so a level of rows is one allocation, written once, not a scratch buffer
+/// copied out into an array (an allocation) per group.
 struct RowGroups {
     /// Every group's rows, group after group.
     let rows: [Int]

@@ -19,12 +19,11 @@ extension SortedIndex {
 
     /// The slots (settled: ``settle(in:)`` first) whose first `prefix` order attributes equal
     /// `equalities`' values as SQLite compares them: numbers take the attribute's class first, as
-    /// a hash index's keys do (``InMemoryIndex/normalized(_:_:)``), then compare by value.
+    /// a hash index's keys do (``DatabaseValue/normalized(_:)``), then compare by value.
     func equalRun(_ equalities: [Int: DatabaseValue], prefix: Int, in table: ColumnTable) -> ArraySlice<Int> {
         let pinned = order.prefix(prefix).map { entry in
             (position: entry.position, ascending: entry.ascending,
-             value: InMemoryIndex<Int>.normalized(equalities[entry.position]!,
-                                                  InMemoryIndex<Int>.numberClass(ordering.schema.attributes[entry.position].type)))
+             value: equalities[entry.position]!.normalized(ordering.schema.attributes[entry.position].type.numberClass))
         }
         // The row at `slot` against the pinned values, in the index's order: < 0 before them.
         func compare(_ slot: Int) -> Int {

@@ -7,15 +7,16 @@ public enum SnapshotOutcome: Sendable, Hashable, CustomStringConvertible {
     case used
     /// The database was ahead: the changed objects were read from the change log and merged.
     case caughtUp(changes: Int)
-    /// The archive was not used; the main context was loaded from SQLite.
-    case coldStart(SnapshotRejection)
+    /// The archive was not used; the main context was loaded from SQLite. The error says why
+    /// (``StrataError/snapshotRejection``) and what and where (``StrataError/message``).
+    case coldStart(StrataError)
 
     /// A short description of the outcome, as logged: "used", "caught up (3 changes)", "cold start (…)".
     public var description: String {
         switch self {
         case .used: return "used"
         case .caughtUp(let changes): return "caught up (\(changes) changes)"
-        case .coldStart(let rejection): return "cold start (\(rejection))"
+        case .coldStart(let error): return "cold start (\(error.message))"
         }
     }
 
@@ -23,6 +24,16 @@ public enum SnapshotOutcome: Sendable, Hashable, CustomStringConvertible {
     public var usedSnapshot: Bool {
         if case .coldStart = self { return false }
         return true
+    }
+
+    /// Why the archive was not used; nil when it was.
+    ///
+    /// ```swift
+    /// if warm.outcome.rejection == .schemaChanged { print("the entities changed since the snapshot") }
+    /// ```
+    public var rejection: SnapshotRejection? {
+        if case .coldStart(let error) = self { return error.snapshotRejection }
+        return nil
     }
 }
 
@@ -118,7 +129,7 @@ extension Store {
         let decode = { [loader] in
             Task.detached(priority: .userInitiated) {
                 switch loader.load(snapshotPath, indexingKeys: false) {
-                case .failure(let rejection): return Result<(SnapshotLoader.Loaded, [EntityTable.PreparedIndexes]), SnapshotRejection>.failure(rejection)
+                case .failure(let error): return Result<(SnapshotLoader.Loaded, [EntityTable.PreparedIndexes]), StrataError>.failure(error)
                 case .success(let loaded): return indexing(loaded)
                 }
             }
@@ -143,12 +154,12 @@ extension Store {
         let main = store.mainContext
         var outcome: SnapshotOutcome
         switch await decoding.value {
-        case .failure(let rejection):
-            outcome = .coldStart(rejection)
+        case .failure(let error):
+            outcome = .coldStart(error)
         case .success(let (loaded, indexes)):
             let fit = loaded.header.fit(storeID: store.storeID, generation: generation, floor: floor)
-            if case .rejected(let rejection) = fit {
-                outcome = .coldStart(rejection)
+            if case .rejected(let error) = fit {
+                outcome = .coldStart(error.with(path: snapshotPath))
             } else {
                 for (section, prepared) in zip(loaded.sections, indexes) {
                     try main.graph.fill(section.block, asOf: 0, prepared: prepared)
@@ -180,7 +191,7 @@ extension Store {
     /// built in parallel (``Parallel``: one job per block's keys and per index, a section's keys
     /// first): the work between decompressing the archive and handing it to the main context.
     fileprivate static func indexing(_ loaded: SnapshotLoader.Loaded)
-        -> Result<(SnapshotLoader.Loaded, [EntityTable.PreparedIndexes]), SnapshotRejection> {
+        -> Result<(SnapshotLoader.Loaded, [EntityTable.PreparedIndexes]), StrataError> {
         enum Built: Sendable {
             case keys(Int, LoadedSection)
             case index(Int, EntityTable.PreparedIndexes.Part)
@@ -203,10 +214,10 @@ extension Store {
             }
             return .success((SnapshotLoader.Loaded(header: loaded.header, sections: sections),
                              parts.map(EntityTable.PreparedIndexes.init)))
-        } catch let rejection as SnapshotRejection {
-            return .failure(rejection)
+        } catch let error as StrataError where error.snapshotRejection != nil {
+            return .failure(error)
         } catch {
-            return .failure(.undecodable("\(error)"))
+            return .failure(.snapshot(.undecodable, "the main context's indexes cannot be built: \(error)"))
         }
     }
 }
@@ -244,7 +255,7 @@ extension MainContext {
         defer { graph.endFetch() }
         var rows: [[DatabaseValue]] = []
         var sequence = graph.mergedSequence
-        let limit = try await store.onQueue { writer in writer.connection.maxVariableCount }
+        let limit = try await store.onQueue { writer in writer.variableLimit }
         let size = max(1, min(Self.rereadChunk, limit))
         for start in stride(from: 0, to: ids.count, by: size) {
             let chunk = Array(ids[start..<min(ids.count, start + size)])

@@ -7,7 +7,7 @@ extension StoreInspector {
         let header: SnapshotHeader
         do {
             header = try Snapshot.verify(at: path, schemas: entities)
-        } catch {
+        } catch let error as StrataError where error.snapshotRejection != nil {
             return .invalid(error)
         }
         return try validity(of: header)
@@ -18,7 +18,7 @@ extension StoreInspector {
     public func validity(of header: SnapshotHeader) throws -> SnapshotValidity {
         let range = try changeLog()
         switch header.fit(storeID: storeID, generation: range.generation, floor: range.floor) {
-        case .rejected(let rejection): return .invalid(rejection)
+        case .rejected(let error): return .invalid(error)
         case .current: return .current
         case .behind: break
         }

@@ -1,7 +1,5 @@
 import Foundation
 
-extension Statement: RowSource {}
-
 /// Decodes entities from rows whose columns are in schema order.
 ///
 /// The entity's row codec (``Entity/init(row:)``) reads the row through a ``RowReader``; its

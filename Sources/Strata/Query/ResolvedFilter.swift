@@ -231,11 +231,9 @@ extension ResolvedFilter {
             return hasNull ? nil : false
         }
 
-        /// One key per set of values that compare equal: an integral real in `Int64`'s range
-        /// becomes that integer (SQLite compares integers and reals exactly, by value).
-        private static func key(_ value: DatabaseValue) -> DatabaseValue {
-            guard case .real(let real) = value, let integer = Int64(exactly: real) else { return value }
-            return .integer(integer)
-        }
+        /// One key per set of values that compare equal: numbers as an INTEGER column stores
+        /// them (``NumberClass``), so an integral real in `Int64`'s range becomes that integer
+        /// (SQLite compares integers and reals exactly, by value).
+        private static func key(_ value: DatabaseValue) -> DatabaseValue { value.normalized(.integer) }
     }
 }

@@ -51,8 +51,8 @@ final class Statement: CellSource {
             // A string longer than a small string's 15 bytes keeps its UTF-8 in its own storage
             // (or a literal's), which `arguments` holds until the next bind replaces every
             // binding: SQLite may read it there (`SQLITE_STATIC`: nil) instead of copying it.
-            // Copying each title and summary of an import was a malloc, a copy and a free per
-            // value on the writer (~350 instructions each).
+            // Copying each title and summary of an import would be a malloc, a copy and a free
+            // per value on the writer.
             if text.utf8.count > 15, let bound = text.utf8.withContiguousStorageIfAvailable({ bytes in
                 sqlite3_bind_text(handle, index, bytes.baseAddress, Int32(bytes.count), nil)
             }) {

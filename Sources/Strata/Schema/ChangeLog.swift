@@ -131,8 +131,8 @@ enum ChangeLog {
     }
 
     /// Keys as a JSON array (text keys as strings, integer keys as numbers), UTF-8.
-    /// Written byte by byte into one buffer: a string built per key cost ~3,000 instructions
-    /// per inserted object.
+    /// Written byte by byte into one buffer, not a string built per key: a log entry lists every
+    /// key a run inserted.
     static func encode(_ keys: [DatabaseValue]) -> Data {
         var bytes: [UInt8] = [UInt8(ascii: "[")]
         bytes.reserveCapacity(keys.count * 16 + 2)

@@ -109,9 +109,9 @@ extension Entity {
     public static var deferredAttributes: [String] { [] }
 }
 
-/// The default ``Entity/entityName``: the type's name. `String(describing:)` of a type costs
-/// thousands of instructions (it reflects and prints the metatype) and the name is asked for
-/// several times per saved object, so each type's name is computed once.
+/// The default ``Entity/entityName``: the type's name. `String(describing:)` of a type reflects
+/// and prints the metatype, and the name is asked for several times per saved object, so each
+/// type's name is computed once.
 enum DefaultEntityName {
     private static let names = Locked<[ObjectIdentifier: String]>([:])
 

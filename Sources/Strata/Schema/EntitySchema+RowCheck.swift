@@ -27,31 +27,29 @@ extension EntitySchema {
 }
 
 extension EntitySchema {
-    /// Per attribute, ``AttributeSchema/admittedCellTags``.
-    var admittedCellTags: [[Bool]] { attributes.map(\.admittedCellTags) }
+    /// Per attribute, ``AttributeSchema/admittedClasses``.
+    var admittedClasses: [StorageClasses] { attributes.map(\.admittedClasses) }
 }
 
 extension AttributeSchema {
-    /// Per cell tag (``AttributeType/storageClasses``' order), whether a value of that storage
-    /// class passes ``EntitySchema/checkRow(_:)`` here — the same rule as a table, for checking
-    /// cells without making values (a snapshot's chunks, a statement's rows).
-    var admittedCellTags: [Bool] {
-        AttributeType.storageClasses.map { $0.sample.isNull ? isOptional : type.admits($0.sample) }
+    /// The storage classes whose values pass ``EntitySchema/checkRow(_:)`` here — the same rule
+    /// as a table, for checking cells by their tags without making values (a snapshot's chunks, a
+    /// statement's rows).
+    var admittedClasses: StorageClasses {
+        StorageClasses(StorageClass.allCases.filter { $0 == .null ? isOptional : type.admits($0) })
     }
 }
 
 extension AttributeType {
-    /// SQLite's storage classes — their `typeof()` names and a value of each — in the order of
-    /// the snapshot's and the column tables' cell tags (0 NULL, 1 integer, 2 real, 3 text, 4 blob):
-    /// what turns ``admits(_:)`` into a table of tags or a list of `typeof()` names.
-    static let storageClasses: [(name: String, sample: DatabaseValue)] = [
-        ("null", .null), ("integer", .integer(0)), ("real", .real(0)), ("text", .text("")), ("blob", .blob(Data())),
-    ]
-
     /// Whether a stored value of this storage class can be read as this type (NULL is judged by
     /// optionality, not here).
-    func admits(_ value: DatabaseValue) -> Bool {
-        switch (self, value) {
+    func admits(_ value: DatabaseValue) -> Bool { admits(value.storageClass) }
+
+    /// Whether a stored value of class `storageClass` can be read as this type (NULL is judged by
+    /// optionality, not here): the one rule behind ``admits(_:)-(DatabaseValue)``, a table of
+    /// tags (``AttributeSchema/admittedClasses``) and a list of `typeof()` names.
+    func admits(_ storageClass: StorageClass) -> Bool {
+        switch (self, storageClass) {
         case (_, .null): return false
         case (.bool, .integer), (.integer, .integer): return true
         case (.real, .real), (.real, .integer), (.date, .real), (.date, .integer): return true

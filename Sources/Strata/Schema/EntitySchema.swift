@@ -23,6 +23,15 @@ public enum AttributeType: String, Sendable, Codable, Hashable {
     /// Any other `Codable` value, stored as JSON TEXT.
     case json
 
+    /// The class numbers take in this type's column (its affinity: ``sqlType``).
+    var numberClass: NumberClass {
+        switch sqlType {
+        case "INTEGER": return .integer
+        case "REAL": return .real
+        default: return .none
+        }
+    }
+
     /// The SQLite column type (and so its affinity).
     var sqlType: String {
         switch self {
@@ -215,9 +224,4 @@ public struct EntitySchema: Sendable, Hashable, Codable {
     func indexName(_ index: EntityIndex) -> String {
         index.name ?? "\(table)_\(index.attributes.joined(separator: "_"))"
     }
-}
-
-extension String {
-    /// The string as an SQL identifier, safely double-quoted.
-    var quotedIdentifier: String { "\"" + replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 }

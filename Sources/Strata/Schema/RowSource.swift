@@ -8,3 +8,6 @@ protocol RowSource {
 extension Array: RowSource where Element == DatabaseValue {
     func value(at position: Int) -> DatabaseValue { self[position] }
 }
+
+/// A statement's current row, read column by column.
+extension Statement: RowSource {}

@@ -36,9 +36,8 @@ extension SchemaMigrator {
                               path: connection.path, entity: schema.name, attribute: schema.primaryKey.column)
         }
         let table = schema.table.quotedIdentifier
-        // Counted only when a decision or a refusal needs it: a count walks the whole table, at
-        // every open of an unchanged store (1–2 ms for 100,000 articles, before a warm start's
-        // archive may be loaded).
+        // Counted only when a decision or a refusal needs it: a count walks the whole table, and
+        // an open of an unchanged store comes before a warm start's archive may be loaded.
         var counted: Int?
         func rowCount() throws -> Int {
             if let counted { return counted }
@@ -206,7 +205,7 @@ extension SchemaMigrator {
     /// The SQL condition true for a stored value that `type` cannot read: a storage class it does
     /// not admit (``AttributeType/admits(_:)``, the one rule), NULL excepted.
     static func misfitCondition(_ column: String, _ type: AttributeType) -> String {
-        let admitted = AttributeType.storageClasses.filter { type.admits($0.sample) }.map { "'\($0.name)'" }
+        let admitted = StorageClass.allCases.filter(type.admits).map { "'\($0.name)'" }
         return "\(column) IS NOT NULL AND typeof(\(column)) NOT IN (\(admitted.joined(separator: ", ")))"
     }
 

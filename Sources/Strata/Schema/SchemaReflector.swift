@@ -60,13 +60,12 @@ enum SchemaReflector {
         for name in names {
             let position = try schema.requirePosition(of: name)
             let attribute = schema.attributes[position]
-            let admitted = attribute.admittedCellTags
             func refuse(_ reason: String) -> StrataError {
                 StrataError(.unsupportedAttribute, "deferred attribute \(name) of \(schema.name) \(reason)",
                             entity: schema.name, attribute: name)
             }
             if position == schema.primaryKeyIndex { throw refuse("is the primary key, which a load indexes") }
-            if admitted[1] || admitted[2] {   // integer, real: `AttributeType.storageClasses`' order
+            if attribute.type.admits(.integer) || attribute.type.admits(.real) {
                 throw refuse("is stored as a number (\(attribute.type.rawValue)); only TEXT and BLOB values can be deferred")
             }
             if indexed.contains(name) { throw refuse("is part of an index, which a load builds from every value") }

@@ -22,8 +22,8 @@ import Foundation
 ///
 /// Integers are little-endian. A NULL cell is its tag alone; a text or blob cell's bytes start
 /// where the previous one's (of its part: arena or deferred bytes) end, so its place is the sum
-/// of the lengths before it (format 3 stored that offset, and a zero length for every number:
-/// 28% of a chunk's decompressed bytes, which decompressed at half the speed of text).
+/// of the lengths before it: no offset is stored, and no length for a number, so a chunk holds
+/// nothing a load can derive.
 extension ColumnBlock {
     /// A block in the chunk layout: its cells and arena, the arena's size (the header records
     /// it, so a load knows where the cells end before it decompresses), and its deferred bytes.
@@ -122,9 +122,10 @@ extension ColumnBlock {
     /// deferred attributes' cells point into `deferred` (page 1 of the block, filled on first
     /// read), which holds the chunk's deferred bytes. Keys are not indexed (``indexKeys()``).
     init(archived bytes: UnsafeRawBufferPointer, count: Int, arenaSize: Int, deferred: ArenaPage?,
-         schema: EntitySchema) throws(SnapshotRejection) {
+         schema: EntitySchema) throws(StrataError) {
         guard arenaSize >= 0, arenaSize <= bytes.count, arenaSize <= Int(UInt32.max) else {
-            throw .undecodable("\(schema.name): a chunk of \(bytes.count) bytes claims an arena of \(arenaSize)")
+            throw .snapshot(.undecodable, "\(schema.name): a chunk of \(bytes.count) bytes claims an arena of \(arenaSize)",
+                            entity: schema.name)
         }
         let cells = UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - arenaSize)])
         let arena = UnsafeRawBufferPointer(rebasing: bytes[(bytes.count - arenaSize)...])
@@ -148,9 +149,8 @@ extension ColumnBlock {
     /// length for each one that cannot be NULL.
     static func leastBytesPerRow(_ schema: EntitySchema) -> Int {
         schema.attributes.reduce(0) { total, attribute in
-            let admitted = attribute.admittedCellTags
-            let least = admitted[Int(CellTag.null)] ? 0
-                : (admitted[Int(CellTag.text)] || admitted[Int(CellTag.blob)] ? 4 : 8)
+            let admitted = attribute.admittedClasses
+            let least = admitted.contains(.null) ? 0 : (admitted.contains(.text) || admitted.contains(.blob) ? 4 : 8)
             return total + 1 + least
         }
     }
@@ -158,10 +158,11 @@ extension ColumnBlock {
     /// Checks that `cells` bytes can hold the cells of `count` rows of `schema` (at least
     /// ``leastBytesPerRow(_:)`` each): what a load checks of every chunk's sizes in the header
     /// before it makes room for the rows.
-    static func checkCellBytes(_ cells: Int, count: Int, schema: EntitySchema) throws(SnapshotRejection) {
+    static func checkCellBytes(_ cells: Int, count: Int, schema: EntitySchema) throws(StrataError) {
         let (least, overflow) = count.multipliedReportingOverflow(by: leastBytesPerRow(schema))
         guard count >= 0, cells >= 0, !overflow, least <= cells else {
-            throw .undecodable("\(schema.name): a chunk of \(count) objects is larger than its \(cells) bytes of cells")
+            throw .snapshot(.undecodable, "\(schema.name): a chunk of \(count) objects is larger than its \(cells) bytes of cells",
+                            entity: schema.name)
         }
     }
 
@@ -196,39 +197,43 @@ extension ColumnBlock {
     }
 
     /// Parses the cells of a chunk of `count` rows of `schema`, checking every one: a known tag
-    /// that the attribute reads (``AttributeSchema/admittedCellTags``: the schema's one rule; NULL
+    /// that the attribute reads (``AttributeSchema/admittedClasses``: the schema's one rule; NULL
     /// only where it is optional), the numbers and lengths its tags call for and no byte more,
     /// and text and blob lengths that add up to exactly the `arenaSize` bytes of the arena — and,
     /// for the deferred attributes, to exactly the chunk's `deferredSize` deferred bytes.
     static func parseArchived(_ cells: UnsafeRawBufferPointer, count: Int, schema: EntitySchema,
-                              arenaSize: Int, deferredSize: Int) throws(SnapshotRejection) -> [ArchivedColumn] {
+                              arenaSize: Int, deferredSize: Int) throws(StrataError) -> [ArchivedColumn] {
         var columns: [ArchivedColumn] = []
         columns.reserveCapacity(schema.attributes.count)
         var offset = 0, arenaUsed: UInt64 = 0, deferredUsed: UInt64 = 0
         for (position, attribute) in schema.attributes.enumerated() {
             guard count <= cells.count - offset else {
-                throw .undecodable("\(schema.name).\(attribute.name): a chunk's cells end before its \(count) objects' tags")
+                throw .snapshot(.undecodable, "\(schema.name).\(attribute.name): a chunk's cells end before its \(count) objects' tags",
+                                entity: schema.name)
             }
             let tags = UnsafeRawBufferPointer(rebasing: cells[offset..<(offset + count)])
             offset += count
-            // The tags the attribute reads, one bit each.
-            let admitted = attribute.admittedCellTags.enumerated().reduce(UInt32(0)) { $1.element ? $0 | 1 << $1.offset : $0 }
+            let admitted = attribute.admittedClasses
             var numbers = 0, texts = 0
-            if let tag = tags.first, tag <= CellTag.last, admitted >> tag & 1 == 1, Self.everyByte(of: tags, is: tag) {
+            if let tag = tags.first, admitted.contains(tag: tag), Self.everyByte(of: tags, is: tag) {
                 // One storage class throughout (most columns): checked a word at a time.
                 if tag >= CellTag.text { texts = count } else if tag != CellTag.null { numbers = count }
             } else {
                 for cell in 0..<count {
                     let tag = tags[cell]
-                    guard tag <= CellTag.last, admitted >> tag & 1 == 1 else {
-                        throw .undecodable("\(schema.name).\(attribute.name): object \(cell) of a chunk holds storage class \(tag), "
-                                           + "which a \(attribute.isOptional ? "optional " : "")\(attribute.type.rawValue) attribute cannot read")
+                    guard admitted.contains(tag: tag) else {
+                        let named = StorageClass(rawValue: tag).map { " (\($0.name))" } ?? " (no storage class)"
+                        throw .snapshot(.undecodable, "\(schema.name).\(attribute.name): object \(cell) of a chunk holds storage "
+                                        + "class \(tag)\(named), "
+                                        + "which a \(attribute.isOptional ? "optional " : "")\(attribute.type.rawValue) attribute cannot read",
+                                        entity: schema.name)
                     }
                     if tag >= CellTag.text { texts += 1 } else if tag != CellTag.null { numbers += 1 }
                 }
             }
             guard numbers * 8 + texts * 4 <= cells.count - offset else {
-                throw .undecodable("\(schema.name).\(attribute.name): a chunk's cells end before its values")
+                throw .snapshot(.undecodable, "\(schema.name).\(attribute.name): a chunk's cells end before its values",
+                                entity: schema.name)
             }
             let numberBytes = UnsafeRawBufferPointer(rebasing: cells[offset..<(offset + numbers * 8)])
             offset += numbers * 8
@@ -242,13 +247,16 @@ extension ColumnBlock {
             if isDeferred { deferredUsed = used } else { arenaUsed = used }
         }
         guard offset == cells.count else {
-            throw .undecodable("\(schema.name): a chunk's cells hold \(cells.count - offset) bytes more than its \(count) objects")
+            throw .snapshot(.undecodable, "\(schema.name): a chunk's cells hold \(cells.count - offset) bytes more than its "
+                            + "\(count) objects", entity: schema.name)
         }
         guard arenaUsed == UInt64(arenaSize) else {
-            throw .undecodable("\(schema.name): a chunk's text and blob cells hold \(arenaUsed) bytes, its arena \(arenaSize)")
+            throw .snapshot(.undecodable, "\(schema.name): a chunk's text and blob cells hold \(arenaUsed) bytes, its arena "
+                            + "\(arenaSize)", entity: schema.name)
         }
         guard deferredUsed == UInt64(deferredSize) else {
-            throw .undecodable("\(schema.name): a chunk's deferred cells hold \(deferredUsed) bytes, its deferred bytes \(deferredSize)")
+            throw .snapshot(.undecodable, "\(schema.name): a chunk's deferred cells hold \(deferredUsed) bytes, its deferred "
+                            + "bytes \(deferredSize)", entity: schema.name)
         }
         return columns
     }

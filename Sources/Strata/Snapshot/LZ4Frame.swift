@@ -43,22 +43,24 @@ enum LZ4Frame {
     /// Decompresses one whole frame into `parts` (``Decompressor/decompress(_:into:)``), with a
     /// context made for it.
     static func decompress(_ input: UnsafeRawBufferPointer, into parts: [UnsafeMutableRawBufferPointer])
-        throws(SnapshotRejection) {
+        throws(StrataError) {
         try Decompressor().decompress(input, into: parts)
     }
 
     /// A decompression context, reused frame after frame: liblz4 keeps its buffers (the block
-    /// at a part's seam, the window carried across it: ~200 KB) between frames, so a loading
+    /// at a part's seam, the window carried across it) between frames, so a loading
     /// thread allocates them once, not once a chunk, in fresh memory each time.
     ///
     /// Not `Sendable`: one thread uses it at a time.
     final class Decompressor {
         private let context: OpaquePointer
 
-        init() throws(SnapshotRejection) {
+        init() throws(StrataError) {
             var context: OpaquePointer?
-            guard LZ4F_isError(LZ4F_createDecompressionContext(&context, UInt32(LZ4F_VERSION))) == 0, let context else {
-                throw .undecodable("cannot create an LZ4 decompression context")
+            let result = LZ4F_createDecompressionContext(&context, UInt32(LZ4F_VERSION))
+            guard LZ4F_isError(result) == 0, let context else {
+                throw .snapshot(.undecodable, "cannot create an LZ4 decompression context: "
+                                + String(cString: LZ4F_getErrorName(result)))
             }
             self.context = context
         }
@@ -72,10 +74,10 @@ enum LZ4Frame {
         /// A frame that ends early is reported as ``SnapshotRejection/truncated``:
         /// `LZ4F_decompress` itself only answers "more input wanted" (a non-zero hint) when the
         /// input runs out mid-frame. Any LZ4 error (a malformed block), or content longer or
-        /// shorter than the parts together, is ``SnapshotRejection/checksumMismatch``. Nothing is
-        /// written past a part.
+        /// shorter than the parts together, is ``SnapshotRejection/checksumMismatch``. Each
+        /// message says how far into the frame it was found. Nothing is written past a part.
         func decompress(_ input: UnsafeRawBufferPointer, into parts: [UnsafeMutableRawBufferPointer])
-            throws(SnapshotRejection) {
+            throws(StrataError) {
             LZ4F_resetDecompressionContext(context)   // whatever a frame refused before left
             var consumed = 0, part = 0, produced = 0   // `produced`: bytes written to `parts[part]`
             var hint = 1
@@ -86,39 +88,28 @@ enum LZ4Frame {
                 var destinationSize = room
                 hint = LZ4F_decompress(context, room == 0 ? nil : parts[part].baseAddress! + produced, &destinationSize,
                                        input.baseAddress! + consumed, &sourceSize, nil)
-                if LZ4F_isError(hint) != 0 { throw .checksumMismatch }
+                if LZ4F_isError(hint) != 0 {
+                    throw .snapshot(.checksumMismatch, "an LZ4 frame of \(input.count) bytes fails to decompress at its byte "
+                                    + "\(consumed): \(String(cString: LZ4F_getErrorName(hint)))")
+                }
                 consumed += sourceSize
                 produced += destinationSize
                 if hint == 0 { break }
-                if sourceSize == 0 && destinationSize == 0 { throw .checksumMismatch }   // longer than the parts
+                if sourceSize == 0 && destinationSize == 0 {   // longer than the parts
+                    throw .snapshot(.checksumMismatch, "an LZ4 frame of \(input.count) bytes decompresses to more than "
+                                    + "its \(parts.reduce(0) { $0 + $1.count }) bytes")
+                }
             }
-            if hint != 0 { throw .truncated }
+            if hint != 0 {
+                throw .snapshot(.truncated, "an LZ4 frame of \(input.count) bytes ends before its content does")
+            }
             while part < parts.count && produced == parts[part].count { (part, produced) = (part + 1, 0) }
-            if consumed != input.count || part != parts.count { throw .checksumMismatch }
+            if consumed != input.count || part != parts.count {
+                let written = parts[..<part].reduce(produced) { $0 + $1.count }
+                throw .snapshot(.checksumMismatch, consumed != input.count
+                                ? "an LZ4 frame ends at its byte \(consumed), before the \(input.count) bytes recorded for it"
+                                : "an LZ4 frame decompresses to \(written) bytes, not the \(parts.reduce(0) { $0 + $1.count }) recorded")
+            }
         }
-    }
-}
-
-/// CRC-32 (IEEE), for the snapshot header.
-enum CRC32 {
-    private static let table: [UInt32] = (0..<256).map { index -> UInt32 in
-        var value = UInt32(index)
-        for _ in 0..<8 { value = value & 1 == 1 ? 0xEDB8_8320 ^ (value >> 1) : value >> 1 }
-        return value
-    }
-
-    static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
-        return crc ^ 0xFFFF_FFFF
-    }
-}
-
-/// FNV-1a, 64-bit: a stable fingerprint of schema descriptions.
-enum Fingerprint {
-    static func of(_ bytes: some Sequence<UInt8>) -> UInt64 {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
-        return hash
     }
 }

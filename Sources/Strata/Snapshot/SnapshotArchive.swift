@@ -23,8 +23,8 @@ enum SnapshotArchive {
     }
 
     /// The fingerprints made so far, by schema. A warm start checks each entity's fingerprint
-    /// against its first chunk, then its whole archive; encoding the schema each time had cost
-    /// a fresh process ~2 ms before the archive's load could start. Holds the few schemas a
+    /// against its first chunk, then its whole archive: the schema is encoded as JSON once per
+    /// process, not at each check, before the archive's load can start. Holds the few schemas a
     /// process registers (and those a tool reads from stores).
     private static let fingerprints = Locked([EntitySchema: UInt64]())
 
@@ -107,23 +107,28 @@ enum SnapshotArchive {
     /// frames that are not LZ4: a damaged one fails its checksum here) leaves the page zeroed
     /// and is reported to `deferredFailure` with the chunk's number.
     static func section(_ entry: SnapshotHeader.Entry, in file: UnsafeRawBufferPointer, schema: EntitySchema,
-                        deferredFailure: @escaping @Sendable (_ chunk: Int) -> Void = { _ in }) throws(SnapshotRejection) -> LoadedSection {
+                        deferredFailure: @escaping @Sendable (_ chunk: Int) -> Void = { _ in }) throws(StrataError) -> LoadedSection {
         // Where each chunk's rows and arena bytes start, and how many cell and arena bytes it has.
         var places: [(row: Int, arena: Int, cells: Int, arenaBytes: Int)] = []
         var rows = 0, arenaBytes = 0
         let defers = !schema.deferredAttributes.isEmpty
-        for chunk in entry.chunks {
+        for (number, chunk) in entry.chunks.enumerated() {
             let cells = chunk.uncompressedSize - chunk.arenaSize   // the header checked the arena fits
-            try ColumnBlock.checkCellBytes(cells, count: chunk.objectCount, schema: schema)
-            try chunk.checkDeferredFrame(of: schema)
+            do throws(StrataError) {
+                try ColumnBlock.checkCellBytes(cells, count: chunk.objectCount, schema: schema)
+                try chunk.checkDeferredFrame(of: schema)
+            } catch {
+                throw error.within(chunk.place(number, of: entry.entity))
+            }
             places.append((rows, arenaBytes, cells, chunk.arenaSize))
             rows += chunk.objectCount
             arenaBytes += chunk.arenaSize
         }
-        guard rows == entry.objectCount else { throw .undecodable("\(entry.entity): object count mismatch") }
+        guard rows == entry.objectCount else { throw entry.objectCountMismatch(rows) }
         // With deferred pages after it, the arena is page 0 of the cells' payloads: under 4 GiB.
         guard !defers || arenaBytes <= Int(UInt32.max) else {
-            throw .undecodable("\(entry.entity): an arena of \(arenaBytes) bytes beside deferred attributes (at most 4 GiB)")
+            throw .snapshot(.undecodable, "\(entry.entity)'s chunks hold an arena of \(arenaBytes) bytes beside deferred "
+                            + "attributes (at most 4 GiB)", entity: entry.entity)
         }
         let pages = Locked([Int: ArenaPage]())
         // Every chunk's deferred frame copied into one allocation, each job its own chunks' range.
@@ -138,8 +143,8 @@ enum SnapshotArchive {
         let largest = places.map(\.cells).max() ?? 0
         let buffers = (0..<jobs).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: largest, alignment: 8) }
         defer { for buffer in buffers { buffer.deallocate() } }
-        let decompressors = try (0..<jobs).map { _ throws(SnapshotRejection) in try LZ4Frame.Decompressor() }
-        let failures = Locked([Int: SnapshotRejection]())
+        let decompressors = try (0..<jobs).map { _ throws(StrataError) in try LZ4Frame.Decompressor() }
+        let failures = Locked([Int: StrataError]())
         block.appendUnwritten(rows: rows, arenaBytes: arenaBytes) { columns, arena in
             // The file, the buffers and the arena outlive the Parallel.forEach call, which
             // returns only when every thread has; each thread writes only its own buffer and the
@@ -151,7 +156,7 @@ enum SnapshotArchive {
             // Chunks are taken in file order by whichever thread is free; a bad one stops the
             // handing out, and every earlier chunk was taken before it and is finished.
             Parallel.forEach(entry.chunks.count, threads: jobs) { [places, frameStarts] job, index in
-                do throws(SnapshotRejection) {
+                do throws(StrataError) {
                     let chunk = entry.chunks[index], place = places[index]
                     let cells = UnsafeMutableRawBufferPointer(rebasing: shared[job][0..<place.cells])
                     let bytes = UnsafeMutableRawBufferPointer(rebasing: arena[place.arena..<(place.arena + place.arenaBytes)])
@@ -173,7 +178,7 @@ enum SnapshotArchive {
                     }
                     return true
                 } catch {
-                    failures.withLock { $0[index] = error }
+                    failures.withLock { $0[index] = error.within(entry.chunks[index].place(index, of: entry.entity)) }
                     return false
                 }
             }
@@ -183,109 +188,4 @@ enum SnapshotArchive {
         if defers { block.setDeferred(pages.withLock { pages in entry.chunks.indices.compactMap { pages[$0] } }) }
         return LoadedSection(block: block)
     }
-}
-
-extension SnapshotHeader.Chunk {
-    /// Checks this chunk's bytes in `file` against its ``checksum`` and decompresses them into
-    /// `parts`, which together hold exactly its `uncompressedSize` bytes
-    /// (``LZ4Frame/Decompressor/decompress(_:into:)``) with `decompressor`.
-    /// - Throws: ``SnapshotRejection/checksumMismatch`` when a byte of the chunk differs from what
-    ///   was written; whatever ``LZ4Frame/Decompressor/decompress(_:into:)`` throws.
-    func inflate(from file: UnsafeRawBufferPointer, with decompressor: LZ4Frame.Decompressor,
-                 into parts: [UnsafeMutableRawBufferPointer]) throws(SnapshotRejection) {
-        let frame = UnsafeRawBufferPointer(rebasing: file[offset..<(offset + compressedSize)])
-        guard XXH64.hash(frame) == checksum else { throw .checksumMismatch }
-        try decompressor.decompress(frame, into: parts)
-    }
-
-    /// Checks that this chunk has a deferred frame exactly when `schema` defers attributes (and,
-    /// without one, no deferred bytes): the one rule a load, a first chunk and a verify check.
-    /// - Throws: ``SnapshotRejection/undecodable(_:)`` naming the entity.
-    func checkDeferredFrame(of schema: EntitySchema) throws(SnapshotRejection) {
-        let defers = !schema.deferredAttributes.isEmpty
-        guard defers ? deferredCompressedSize > 0 : deferredCompressedSize == 0 && deferredSize == 0 else {
-            throw .undecodable("\(schema.name): a chunk \(defers ? "lacks" : "has") a frame of deferred bytes, "
-                               + "which the entity \(defers ? "defers" : "does not defer")")
-        }
-    }
-
-    /// This chunk's deferred frame in `file`, checked against its ``deferredChecksum`` and copied
-    /// into `frames` from `start` (memory of the process's own), as an ``ArenaPage`` of its
-    /// ``deferredSize`` bytes that decompresses the copy on the first read of any of them. A
-    /// frame that does not decompress to exactly its size leaves the page zeroed and calls `failed`.
-    /// - Throws: ``SnapshotRejection/checksumMismatch`` when a byte of the frame differs from what
-    ///   was written.
-    func deferredPage(from file: UnsafeRawBufferPointer, copyingInto frames: CompressedFrames, at start: Int,
-                      failed: @escaping @Sendable () -> Void) throws(SnapshotRejection) -> ArenaPage {
-        let frame = UnsafeRawBufferPointer(rebasing: file[deferredOffset..<end])
-        guard XXH64.hash(frame) == deferredChecksum else { throw .checksumMismatch }
-        let copied = frames.copy(frame, to: start)
-        return ArenaPage(deferred: deferredSize, filledBy: DeferredBytes { page in
-            do throws(SnapshotRejection) {
-                try frames.decompress(copied, into: page)
-                return true
-            } catch {
-                failed()
-                return false
-            }
-        })
-    }
-
-    /// ``deferredPage(from:copyingInto:at:failed:)`` into memory of its own.
-    func deferredPage(from file: UnsafeRawBufferPointer,
-                      failed: @escaping @Sendable () -> Void) throws(SnapshotRejection) -> ArenaPage {
-        try deferredPage(from: file, copyingInto: CompressedFrames(byteCount: deferredCompressedSize), at: 0, failed: failed)
-    }
-
-    /// Decompresses this chunk of `file` into a temporary buffer and hands its contents to `body`.
-    func inflate<T>(from file: UnsafeRawBufferPointer,
-                    _ body: (UnsafeRawBufferPointer) throws(SnapshotRejection) -> T) throws(SnapshotRejection) -> T {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: uncompressedSize, alignment: 8)
-        defer { buffer.deallocate() }
-        try inflate(from: file, with: LZ4Frame.Decompressor(), into: [buffer])
-        return try body(UnsafeRawBufferPointer(buffer))
-    }
-}
-
-/// LZ4 frames copied out of a snapshot file — a section's deferred frames, one after the other
-/// in one allocation — kept compressed until each is decompressed, once, into its page. Freed
-/// with the last page that has not decompressed its frame yet.
-///
-/// `@unchecked Sendable`, and safe: its bytes are written only by ``copy(_:to:)``, which a
-/// load's jobs call on disjoint ranges (each its own chunks') before the load returns and
-/// anything can read them (``Parallel/forEach(_:threads:_:)`` returns when every job has); after
-/// that they are only read.
-final class CompressedFrames: @unchecked Sendable {
-    private let bytes: UnsafeMutableRawBufferPointer
-
-    /// Room for `byteCount` bytes of frames, not touched yet.
-    init(byteCount: Int) {
-        bytes = .allocate(byteCount: Swift.max(byteCount, 1), alignment: 8)
-        FreshMemory.preferHugePages(bytes)
-    }
-
-    deinit { bytes.deallocate() }
-
-    /// Copies `frame` to `start` (its pages faulted in with one call first) and returns where it is.
-    func copy(_ frame: UnsafeRawBufferPointer, to start: Int) -> Range<Int> {
-        let range = start..<(start + frame.count)
-        guard let source = frame.baseAddress, !frame.isEmpty else { return range }
-        let destination = UnsafeMutableRawBufferPointer(rebasing: bytes[range])
-        FreshMemory.populate(destination)
-        destination.copyMemory(from: UnsafeRawBufferPointer(start: source, count: frame.count))
-        return range
-    }
-
-    /// Decompresses the frame at `range` into `page`, which it must fill exactly
-    /// (``LZ4Frame/decompress(_:into:)``).
-    func decompress(_ range: Range<Int>, into page: UnsafeMutableRawBufferPointer) throws(SnapshotRejection) {
-        try LZ4Frame.decompress(UnsafeRawBufferPointer(rebasing: bytes[range]), into: [page])
-    }
-}
-
-/// A loaded section: one entity's objects as a checked block, ready for whatever holds objects
-/// (a context's graph; the archive does not know who).
-struct LoadedSection: Sendable {
-    let block: ColumnBlock
-    var count: Int { block.count }
 }

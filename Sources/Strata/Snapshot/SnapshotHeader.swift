@@ -158,8 +158,9 @@ public struct SnapshotHeader: Sendable, Hashable {
         return (header.data, described)
     }
 
-    /// Parses and checks a header; every problem is a ``SnapshotRejection``.
-    static func decode(_ bytes: UnsafeRawBufferPointer) throws(SnapshotRejection) -> SnapshotHeader {
+    /// Parses and checks a header; every problem is a ``StrataError`` whose
+    /// ``StrataError/snapshotRejection`` says its kind and whose message says what and where.
+    static func decode(_ bytes: UnsafeRawBufferPointer) throws(StrataError) -> SnapshotHeader {
         var positions: [Int] = []
         return try decode(bytes, checksumPositions: &positions)
     }
@@ -168,133 +169,107 @@ public struct SnapshotHeader: Sendable, Hashable {
     /// ``Chunk/deferredChecksum`` are in `bytes`, two per chunk, in order (for the fuzzer, which
     /// writes checksums that match its mutations).
     static func decode(_ bytes: UnsafeRawBufferPointer,
-                       checksumPositions: inout [Int]) throws(SnapshotRejection) -> SnapshotHeader {
-        if bytes.isEmpty { throw .empty }
-        guard bytes.count >= 8, Array(bytes[0..<8]) == magic else { throw .badMagic }
+                       checksumPositions: inout [Int]) throws(StrataError) -> SnapshotHeader {
+        if bytes.isEmpty { throw .snapshot(.empty) }
+        guard bytes.count >= 8, Array(bytes[0..<8]) == magic else { throw .snapshot(.badMagic) }
         var reader = ByteReader(bytes, offset: 8)
-        do {
-            let version = try reader.read(UInt32.self)
-            guard version == currentFormatVersion else { throw SnapshotRejection.unsupportedFormat(Int(version)) }
-            let size = Int(try reader.read(UInt32.self))
-            guard bytes.count >= 16 + size + 4 else { throw SnapshotRejection.truncated }
-            var crcReader = ByteReader(bytes, offset: 16 + size)
-            let stored = try crcReader.read(UInt32.self)
-            guard stored == CRC32.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<(16 + size)])) else {
-                throw SnapshotRejection.checksumMismatch
-            }
-            // The fixed fields (store ID, generation, date, fingerprint, entity count) are in the
-            // body: a body too short for them is not read past (a crafted file with a good CRC
-            // and an empty body trapped here).
-            guard size >= 16 + 8 + 8 + 8 + 4 else { throw SnapshotRejection.truncated }
-            var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            withUnsafeMutableBytes(of: &uuid) { destination in
-                for index in 0..<16 { destination[index] = bytes[16 + index] }
-            }
-            reader = ByteReader(bytes, offset: 32)
-            let generation = try reader.read(Int64.self)
-            let created = try reader.readDouble()
-            let fingerprint = try reader.read(UInt64.self)
-            let count = Int(try reader.read(UInt32.self))
-            var entries: [Entry] = []
-            for _ in 0..<count {
-                let name = try reader.readString()
-                let entityFingerprint = try reader.read(UInt64.self)
-                let objects = try reader.readSize()
-                let chunkCount = Int(try reader.read(UInt32.self))
-                guard chunkCount <= reader.remaining / Self.chunkRecordSize else { throw SnapshotRejection.truncated }
-                var chunks: [Chunk] = []
-                for _ in 0..<chunkCount {
-                    let offset = try reader.readSize(), compressedSize = try reader.readSize()
-                    let uncompressedSize = try reader.readSize(), objectCount = try reader.readSize()
-                    let arenaSize = try reader.readSize()
-                    checksumPositions.append(reader.offset)
-                    let checksum = try reader.read(UInt64.self)
-                    let deferredCompressedSize = try reader.readSize(), deferredSize = try reader.readSize()
-                    checksumPositions.append(reader.offset)
-                    let chunk = Chunk(offset: offset, compressedSize: compressedSize, uncompressedSize: uncompressedSize,
-                                      objectCount: objectCount, arenaSize: arenaSize, checksum: checksum,
-                                      deferredCompressedSize: deferredCompressedSize, deferredSize: deferredSize,
-                                      deferredChecksum: try reader.read(UInt64.self))
-                    guard chunk.offset >= 0, chunk.compressedSize >= 0, chunk.deferredCompressedSize >= 0,
-                          chunk.offset <= bytes.count, chunk.compressedSize <= bytes.count - chunk.offset,
-                          chunk.deferredCompressedSize <= bytes.count - chunk.deferredOffset else { throw SnapshotRejection.truncated }
-                    // LZ4 makes at most 255 bytes of each byte it reads: a larger claim is a lie that
-                    // would make a loader allocate what the file cannot fill (a crafted header with a
-                    // good CRC asked for terabytes).
-                    // Each object takes at least a tag (a byte) of its cells, and the arena is the
-                    // end of the bytes; the entity's schema bounds the cells closer when the
-                    // section is read (ColumnBlock.checkCellBytes).
-                    // A page holds at most 4 GiB: the arena and the deferred bytes are each one page.
-                    guard chunk.uncompressedSize >= 0, chunk.objectCount >= 0, chunk.arenaSize >= 0,
-                          chunk.uncompressedSize <= chunk.compressedSize * Self.largestExpansion,
-                          chunk.arenaSize <= chunk.uncompressedSize,
-                          chunk.objectCount <= chunk.uncompressedSize - chunk.arenaSize,
-                          chunk.deferredSize >= 0, chunk.deferredSize <= Int(UInt32.max),
-                          chunk.deferredSize <= chunk.deferredCompressedSize * Self.largestExpansion else {
-                        throw SnapshotRejection.undecodable("a chunk of \(chunk.compressedSize) bytes claims "
-                                                            + "\(chunk.uncompressedSize) decompressed, an arena of \(chunk.arenaSize) "
-                                                            + "and \(chunk.objectCount) objects, and \(chunk.deferredSize) deferred "
-                                                            + "bytes in \(chunk.deferredCompressedSize)")
-                    }
-                    chunks.append(chunk)
-                }
-                entries.append(Entry(entity: name, schemaFingerprint: entityFingerprint, objectCount: objects, chunks: chunks))
-            }
-            return SnapshotHeader(formatVersion: version, storeID: UUID(uuid: uuid), generation: generation,
-                                  createdAt: Date(timeIntervalSince1970: created), schemaFingerprint: fingerprint,
-                                  entities: entries, fileSize: bytes.count)
-        } catch let rejection as SnapshotRejection {
-            throw rejection
-        } catch {
-            throw .truncated
+        let version = try reader.read(UInt32.self, "the format version")
+        guard version == currentFormatVersion else {
+            throw .snapshot(.unsupportedFormat(Int(version)), "this build reads version \(currentFormatVersion)")
         }
+        let size = Int(try reader.read(UInt32.self, "the header's size"))
+        guard bytes.count >= 16 + size + 4 else {
+            throw .snapshot(.truncated, "it ends at byte \(bytes.count), inside its header (\(16 + size + 4) bytes)")
+        }
+        var crcReader = ByteReader(bytes, offset: 16 + size)
+        let stored = try crcReader.read(UInt32.self, "the header's CRC-32")
+        let computed = CRC32.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<(16 + size)]))
+        guard stored == computed else {
+            throw .snapshot(.checksumMismatch, "the header's CRC-32 (at byte \(16 + size)) is \(stored.hexadecimal); "
+                            + "its bytes' is \(computed.hexadecimal)")
+        }
+        // The fixed fields (store ID, generation, date, fingerprint, entity count) are in the
+        // body: a body too short for them is not read past (a crafted file with a good CRC and
+        // an empty body trapped here).
+        guard size >= 16 + 8 + 8 + 8 + 4 else {
+            throw .snapshot(.undecodable, "the header's body is \(size) bytes, too short for its fixed fields (44)")
+        }
+        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &uuid) { destination in
+            for index in 0..<16 { destination[index] = bytes[16 + index] }
+        }
+        reader = ByteReader(bytes, offset: 32)
+        let generation = try reader.read(Int64.self, "the generation")
+        let created = try reader.readDouble("the creation date")
+        let fingerprint = try reader.read(UInt64.self, "the schema fingerprint")
+        let count = Int(try reader.read(UInt32.self, "the section count"))
+        var entries: [Entry] = []
+        for section in 0..<count {
+            let name = try reader.readString("the entity name of section \(section)")
+            let entityFingerprint = try reader.read(UInt64.self, "\(name)'s schema fingerprint")
+            let objects = try reader.readSize("\(name)'s object count")
+            let chunkCount = Int(try reader.read(UInt32.self, "\(name)'s chunk count"))
+            guard chunkCount <= reader.remaining / Self.chunkRecordSize else {
+                throw .snapshot(.truncated, "it ends at byte \(bytes.count), inside \(name)'s \(chunkCount) chunk "
+                                + "records (\(Self.chunkRecordSize) bytes each at byte \(reader.offset))", entity: name)
+            }
+            var chunks: [Chunk] = []
+            for number in 0..<chunkCount {
+                func field(_ what: String) -> String { "\(what) of \(name)'s chunk \(number)" }
+                let offset = try reader.readSize(field("the offset")), compressedSize = try reader.readSize(field("the size"))
+                let uncompressedSize = try reader.readSize(field("the decompressed size"))
+                let objectCount = try reader.readSize(field("the object count"))
+                let arenaSize = try reader.readSize(field("the arena size"))
+                checksumPositions.append(reader.offset)
+                let checksum = try reader.read(UInt64.self, field("the checksum"))
+                let deferredCompressedSize = try reader.readSize(field("the deferred frame's size"))
+                let deferredSize = try reader.readSize(field("the deferred size"))
+                checksumPositions.append(reader.offset)
+                let chunk = Chunk(offset: offset, compressedSize: compressedSize, uncompressedSize: uncompressedSize,
+                                  objectCount: objectCount, arenaSize: arenaSize, checksum: checksum,
+                                  deferredCompressedSize: deferredCompressedSize, deferredSize: deferredSize,
+                                  deferredChecksum: try reader.read(UInt64.self, field("the deferred checksum")))
+                guard chunk.offset <= bytes.count, chunk.compressedSize <= bytes.count - chunk.offset,
+                      chunk.deferredCompressedSize <= bytes.count - chunk.deferredOffset else {
+                    throw .snapshot(.truncated, "it ends at byte \(bytes.count), inside \(name)'s chunk \(number) "
+                                    + "(bytes \(chunk.offset)..<\(chunk.offset + chunk.compressedSize + chunk.deferredCompressedSize))",
+                                    entity: name)
+                }
+                // LZ4 makes at most 255 bytes of each byte it reads: a larger claim is a lie that
+                // would make a loader allocate what the file cannot fill (a crafted header with a
+                // good CRC asked for terabytes).
+                // Each object takes at least a tag (a byte) of its cells, and the arena is the
+                // end of the bytes; the entity's schema bounds the cells closer when the
+                // section is read (ColumnBlock.checkCellBytes).
+                // A page holds at most 4 GiB: the arena and the deferred bytes are each one page.
+                guard chunk.uncompressedSize <= chunk.compressedSize * Self.largestExpansion,
+                      chunk.arenaSize <= chunk.uncompressedSize,
+                      chunk.objectCount <= chunk.uncompressedSize - chunk.arenaSize,
+                      chunk.deferredSize <= Int(UInt32.max),
+                      chunk.deferredSize <= chunk.deferredCompressedSize * Self.largestExpansion else {
+                    throw .snapshot(.undecodable, "\(name)'s chunk \(number) (\(chunk.compressedSize) bytes at byte \(chunk.offset)) "
+                                    + "claims \(chunk.uncompressedSize) decompressed, an arena of \(chunk.arenaSize) "
+                                    + "and \(chunk.objectCount) objects, and \(chunk.deferredSize) deferred "
+                                    + "bytes in \(chunk.deferredCompressedSize)", entity: name)
+                }
+                chunks.append(chunk)
+            }
+            entries.append(Entry(entity: name, schemaFingerprint: entityFingerprint, objectCount: objects, chunks: chunks))
+        }
+        return SnapshotHeader(formatVersion: version, storeID: UUID(uuid: uuid), generation: generation,
+                              createdAt: Date(timeIntervalSince1970: created), schemaFingerprint: fingerprint,
+                              entities: entries, fileSize: bytes.count)
     }
 }
 
-/// Why a snapshot was not used. Every case leads to a cold start from SQLite.
-public enum SnapshotRejection: Error, Sendable, Hashable, CustomStringConvertible {
-    /// There is no snapshot file.
-    case missing
-    /// Something is at the snapshot's path but cannot be read as a file (a directory, no
-    /// permission, an I/O error); the reason says which.
-    case unreadable(String)
-    /// The file is empty.
-    case empty
-    /// The file does not start with the snapshot magic.
-    case badMagic
-    /// The file was written in a format version this build does not read.
-    case unsupportedFormat(Int)
-    /// The file ends before its header or payload does.
-    case truncated
-    /// The header's CRC-32 or a payload frame's checksum (``SnapshotHeader/Chunk/checksum``) does not match, or
-    /// a frame does not decompress to its recorded size.
-    case checksumMismatch
-    /// The schema (or an entity's) differs from the app's.
-    case schemaChanged
-    /// The archive was taken from another store.
-    case otherStore
-    /// The archive reflects a generation the database does not have (it was restored or rolled back).
-    case newerThanDatabase
-    /// The database is ahead and its change log no longer reaches back to the archive.
-    case historyPruned
-    /// The payload could not be decoded into entities.
-    case undecodable(String)
-
-    /// What is wrong with the snapshot, in words: "the snapshot fails its checksum".
-    public var description: String {
-        switch self {
-        case .missing: return "no snapshot file"
-        case .unreadable(let reason): return "the snapshot cannot be read: \(reason)"
-        case .empty: return "the snapshot file is empty"
-        case .badMagic: return "not a Strata snapshot (wrong magic)"
-        case .unsupportedFormat(let version): return "unsupported snapshot format version \(version)"
-        case .truncated: return "the snapshot is truncated"
-        case .checksumMismatch: return "the snapshot fails its checksum"
-        case .schemaChanged: return "the snapshot was written with another schema or entity archive version"
-        case .otherStore: return "the snapshot belongs to another store"
-        case .newerThanDatabase: return "the snapshot is newer than the database"
-        case .historyPruned: return "the change log no longer reaches back to the snapshot"
-        case .undecodable(let reason): return "the snapshot cannot be decoded: \(reason)"
-        }
+extension SnapshotHeader.Entry {
+    /// The refusal of a section whose chunks hold `counted` objects in all, not its ``objectCount``.
+    func objectCountMismatch(_ counted: Int) -> StrataError {
+        .snapshot(.undecodable, "\(entity)'s chunks hold \(counted) objects; its section records \(objectCount)", entity: entity)
     }
+}
+
+extension FixedWidthInteger {
+    /// The value in hexadecimal ("0x1f"), for a message naming a checksum.
+    var hexadecimal: String { "0x" + String(self, radix: 16) }
 }

@@ -23,8 +23,8 @@ final class CellBatch: @unchecked Sendable {
     let capacity: Int
     /// The rows held.
     private(set) var count = 0
-    /// Per attribute, a bit per cell tag it admits (``AttributeSchema/admittedCellTags``).
-    private let admitted: [UInt8]
+    /// Per attribute, the storage classes it admits (``AttributeSchema/admittedClasses``).
+    private let admitted: [StorageClasses]
     /// Attribute `a`'s cell of row `r` is at `a * capacity + r` of each.
     private let tags: UnsafeMutablePointer<UInt8>
     private let payloads: UnsafeMutablePointer<UInt64>
@@ -38,9 +38,7 @@ final class CellBatch: @unchecked Sendable {
         precondition(capacity > 0, "a batch holds at least one row")
         self.schema = schema
         self.capacity = capacity
-        admitted = schema.admittedCellTags.map { tags in
-            tags.enumerated().reduce(UInt8(0)) { mask, tag in tag.element ? mask | 1 << tag.offset : mask }
-        }
+        admitted = schema.admittedClasses
         let cells = schema.attributes.count * capacity
         tags = .allocate(capacity: cells)
         payloads = .allocate(capacity: cells)
@@ -90,8 +88,7 @@ final class CellBatch: @unchecked Sendable {
         precondition(count < capacity, "a row appended to a full batch")
         // The bytes are appended to a copy of `bytes` (a pointer and two counts), written back
         // once per row — and before a row is taken the slow way, since an append may have moved
-        // them: an inout access to the property per cell cost ~110 instructions a row in
-        // exclusivity checks.
+        // them: an inout access to the property per cell would pay an exclusivity check per cell.
         var arena = bytes
         let rowStart = arena.used, row = count
         for attribute in admitted.indices {
@@ -109,7 +106,7 @@ final class CellBatch: @unchecked Sendable {
                 cell = Column.cell(CellTag.text, text, arena: &arena)
             case .blob(let blob): cell = Column.cell(CellTag.blob, blob, arena: &arena)
             }
-            guard admitted[attribute] & 1 << cell.tag != 0 else {
+            guard admitted[attribute].contains(tag: cell.tag) else {
                 bytes = arena
                 return try appendChecked(source, bytesFrom: rowStart)
             }

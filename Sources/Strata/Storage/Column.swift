@@ -1,15 +1,13 @@
 import Foundation
 
-/// The storage class of a cell: the byte a ``Column`` keeps per cell, and the byte a snapshot
-/// stores for it.
+/// The tag byte a ``Column`` keeps per cell, and a snapshot stores for it: the raw value of the
+/// cell's ``StorageClass``, named here for the cells' code.
 enum CellTag {
-    static let null: UInt8 = 0
-    static let integer: UInt8 = 1
-    static let real: UInt8 = 2
-    static let text: UInt8 = 3
-    static let blob: UInt8 = 4
-    /// The highest tag; anything above it is not a cell.
-    static let last: UInt8 = blob
+    static var null: UInt8 { StorageClass.null.rawValue }
+    static var integer: UInt8 { StorageClass.integer.rawValue }
+    static var real: UInt8 { StorageClass.real.rawValue }
+    static var text: UInt8 { StorageClass.text.rawValue }
+    static var blob: UInt8 { StorageClass.blob.rawValue }
 
     /// The payload of a cell tagged `tag` once its text or blob bytes are `base` further into an
     /// arena (an integer's or a real's payload is its value, and stays).

@@ -16,7 +16,7 @@ struct ColumnBlock: Sendable {
     private(set) var arena: [UInt8] = []
     /// The pages of a loaded block's deferred attributes (``Entity/deferredAttributes``), one per
     /// snapshot chunk, each filled on the first read of any of its bytes: a cell in page `n`
-    /// carries `n + 1` in its payload's high 32 bits (page 0 is ``arena``, under 4 GiB then).
+    /// has the ``ArenaAddress`` of page `n + 1` (page 0 is ``arena``, under 4 GiB then).
     private(set) var deferred: [ArenaPage] = []
     /// Primary key → row, for every row (``KeyHash``).
     private(set) var keyIndex = KeyHash()
@@ -50,9 +50,9 @@ struct ColumnBlock: Sendable {
             : columns[attribute].value(at: row, arena: BlockBytes(arena: arena, deferred: deferred))
     }
 
-    /// The payload of the first byte of deferred page `page`: the page's number plus one in the
-    /// high 32 bits (0 is the arena's), as ``BlockBytes`` and a table adopting the block read it.
-    static func deferredPayloadBase(page: Int) -> UInt64 { UInt64(page + 1) << 32 }
+    /// The payload of the first byte of deferred page `page`: the address of page `page + 1`
+    /// (page 0 is the arena), as ``BlockBytes`` and a table adopting the block read it.
+    static func deferredPayloadBase(page: Int) -> UInt64 { ArenaAddress(page: page + 1).payload }
 
     /// A block's cell bytes with its deferred pages: page 0 the arena, page `n + 1` the deferred page `n`.
     struct BlockBytes: CellBytes {
@@ -60,9 +60,11 @@ struct ColumnBlock: Sendable {
         let deferred: [ArenaPage]
 
         func withCellBytes<R>(_ payload: UInt64, count: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-            let page = Int(truncatingIfNeeded: payload >> 32)
-            guard page > 0, count > 0 else { return try arena.withCellBytes(page > 0 ? 0 : payload, count: count, body) }
-            return try body(deferred[page - 1].bytes(Int(truncatingIfNeeded: payload & 0xFFFF_FFFF), count))
+            let address = ArenaAddress(payload: payload)
+            guard address.page > 0, count > 0 else {
+                return try arena.withCellBytes(address.page > 0 ? 0 : payload, count: count, body)
+            }
+            return try body(deferred[address.page - 1].bytes(address.offset, count))
         }
     }
 

@@ -27,8 +27,8 @@ struct KeyHash: Sendable {
 
     /// Where a key is or would go: the slot stored under `hash` whose key `isKey` accepts, or
     /// else the empty bucket the probe ended at (-1 when there are no buckets yet), which
-    /// ``insert(_:slot:at:)`` fills without probing again. Finding a key and then inserting it
-    /// walked its run of buckets twice: a cache miss per key more, at every warm start's 100,000.
+    /// ``insert(_:slot:at:)`` fills without probing again: finding a key and then inserting it
+    /// would walk its run of buckets twice, a cache miss more for every key a load indexes.
     func locate(_ hash: UInt32, where isKey: (Int) -> Bool) -> (slot: Int?, bucket: Int) {
         guard !buckets.isEmpty else { return (nil, -1) }
         return buckets.withUnsafeBufferPointer { Self.probe($0, for: hash, where: isKey) }
@@ -44,7 +44,7 @@ struct KeyHash: Sendable {
         while true {
             let bucket = buckets[index]
             if bucket == 0 { return (nil, index) }
-            if UInt32(truncatingIfNeeded: bucket >> 32) == hash {
+            if hashOf(bucket) == hash {
                 let slot = Int(truncatingIfNeeded: bucket & 0xFFFF_FFFF) - 1
                 if isKey(slot) { return (slot, index) }
             }
@@ -58,7 +58,7 @@ struct KeyHash: Sendable {
         guard bucket >= 0, (count + 1) * 2 <= buckets.count else { return insert(hash, slot: slot) }
         precondition(slot >= 0 && slot < Int(UInt32.max), "slot \(slot) is beyond what a key hash holds")
         precondition(buckets[bucket] == 0, "a key hash's bucket was taken between locating and inserting")
-        buckets[bucket] = UInt64(hash) << 32 | UInt64(slot + 1)
+        buckets[bucket] = Self.bucket(hash, slot: slot)
         count += 1
     }
 
@@ -67,7 +67,7 @@ struct KeyHash: Sendable {
     mutating func insert(_ hash: UInt32, slot: Int) {
         precondition(slot >= 0 && slot < Int(UInt32.max), "slot \(slot) is beyond what a key hash holds")
         if (count + 1) * 2 > buckets.count { grow(toHold: count + 1) }
-        Self.place(UInt64(hash) << 32 | UInt64(slot + 1), in: &buckets)
+        Self.place(Self.bucket(hash, slot: slot), in: &buckets)
         count += 1
     }
 
@@ -100,7 +100,7 @@ struct KeyHash: Sendable {
             precondition(slot >= 0 && slot < Int(UInt32.max), "slot \(slot) is beyond what a key hash holds")
             let (held, bucket) = KeyHash.probe(UnsafeBufferPointer(buckets), for: hash, where: isKey)
             if let held { return held }
-            buckets[bucket] = UInt64(hash) << 32 | UInt64(slot + 1)
+            buckets[bucket] = KeyHash.bucket(hash, slot: slot)
             added += 1
             return nil
         }
@@ -109,7 +109,7 @@ struct KeyHash: Sendable {
     /// Removes `slot`, stored under `hash`. Later buckets of its run move back so that no probe
     /// meets a hole before the bucket it is after.
     mutating func remove(_ hash: UInt32, slot: Int) {
-        let entry = UInt64(hash) << 32 | UInt64(slot + 1)
+        let entry = Self.bucket(hash, slot: slot)
         buckets.withUnsafeMutableBufferPointer { buckets in
             let mask = buckets.count - 1
             var hole = Int(hash) & mask
@@ -124,7 +124,7 @@ struct KeyHash: Sendable {
                 if bucket == 0 { break }
                 // The bucket may move into the hole only if its home is not after the hole
                 // (cyclically, between the hole and the bucket).
-                let home = Int(truncatingIfNeeded: bucket >> 32) & mask
+                let home = Int(Self.hashOf(bucket)) & mask
                 let homeInRun = hole <= next ? (home > hole && home <= next) : (home > hole || home <= next)
                 if !homeInRun {
                     buckets[hole] = bucket
@@ -156,11 +156,19 @@ struct KeyHash: Sendable {
         buckets = grown
     }
 
+    /// The bucket holding `slot` under `hash`.
+    @inline(__always)
+    fileprivate static func bucket(_ hash: UInt32, slot: Int) -> UInt64 { UInt64(hash) << 32 | UInt64(slot + 1) }
+
+    /// The hash a bucket holds its slot under.
+    @inline(__always)
+    private static func hashOf(_ bucket: UInt64) -> UInt32 { UInt32(truncatingIfNeeded: bucket >> 32) }
+
     /// Puts `bucket` in the first empty bucket from its home.
     private static func place(_ bucket: UInt64, in buckets: inout [UInt64]) {
         buckets.withUnsafeMutableBufferPointer { buckets in
             let mask = buckets.count - 1
-            var index = Int(truncatingIfNeeded: bucket >> 32) & mask
+            var index = Int(hashOf(bucket)) & mask
             while buckets[index] != 0 { index = (index + 1) & mask }
             buckets[index] = bucket
         }

@@ -42,6 +42,16 @@ struct KeyProbe {
         }
     }
 
+    /// The probe as a column whose numbers take `numbers` stores its value (``NumberClass``):
+    /// `1` and `1.0` are one key where SQLite equates them.
+    func normalized(_ numbers: NumberClass) -> KeyProbe {
+        let stored = numbers.normalized(tag: tag, payload: payload)
+        return KeyProbe(tag: stored.tag, payload: stored.payload, bytes: bytes)
+    }
+
+    /// Whether `other` holds this probe's value.
+    func matches(_ other: KeyProbe) -> Bool { matches(tag: other.tag, payload: other.payload, bytes: other.bytes) }
+
     /// The probe's hash: equal for values ``matches(tag:payload:bytes:)`` equates (a real's
     /// zero hashes one way whatever its sign). Seeded per process, so that keys chosen to collide
     /// cannot be chosen ahead of time — unless `SWIFT_DETERMINISTIC_HASHING` is set, as for

@@ -34,21 +34,20 @@ extension Array: CellBytes, CellArena where Element == UInt8 {
     }
 }
 
-/// The text and blob bytes of a ``ColumnTable``, in pages: a cell's payload is its page number
-/// (high 32 bits) and its offset in that page (low 32).
+/// The text and blob bytes of a ``ColumnTable``, in pages: a cell's payload is its
+/// ``ArenaAddress``.
 ///
 /// Copies of a table share their pages, and bytes are only ever appended, to the last page while
 /// it has room and is this arena's alone, else to a new one: a copy that writes copies no byte
-/// it shares. What that buys: a merge prepared off the main actor on a copy of a 100,000-article
-/// table (``ObjectGraph``) wrote 3 MB of new text after first copying the 30 MB the table held;
-/// it now starts a page of its own (the shared page's free room is left unused: memory never
-/// touched, so never resident). A value larger than a page gets a page of its own; a block's
-/// arena, adopted whole, becomes the first page as it is.
+/// it shares. So a merge prepared off the main actor on a copy of a table (``ObjectGraph``)
+/// writes only its new text, to a page of its own, never a copy of the bytes the table holds
+/// (the shared page's free room is left unused: memory never touched, so never resident). A
+/// value larger than a page gets a page of its own; a block's arena, adopted whole, becomes the
+/// first page as it is.
 ///
 /// Pages other than an adopted one are raw memory (``ArenaPage``), so an append is a check that
-/// the last page is this arena's own and has room, and one copy of the bytes: as a growing
-/// `[UInt8]`, each of a 10,000-article import's 40,000 text cells went through the array's generic
-/// `append(contentsOf:)`.
+/// the last page is this arena's own and has room, and one copy of the bytes, not a growing
+/// `[UInt8]`'s generic `append(contentsOf:)` per text cell.
 struct PagedArena: CellArena, Sendable {
     /// The room a new page is made with.
     static let pageSize = 1 << 20
@@ -95,9 +94,8 @@ struct PagedArena: CellArena, Sendable {
     /// first and may then be read; without, reading one traps.
     ///
     /// Why: a read through the arena itself may run a deferred page's fill (an opaque call) and
-    /// checks an atomic flag, and around both the compiler retained the columns and pages at
-    /// every comparison of two text keys (callgrind, P8's key-order sorts: 23% more instructions
-    /// per query).
+    /// checks an atomic flag, and around both the compiler retains the columns and pages at
+    /// every comparison of two text keys: a retain and a release per comparison in a sort.
     func filled(deferred: Bool) -> Filled {
         if deferred { for page in pages { page.fill() } }
         return Filled(adopted: adopted, pages: pages, firstRawPage: firstRawPage, readsDeferred: deferred)
@@ -124,8 +122,8 @@ struct PagedArena: CellArena, Sendable {
                                          _ firstRawPage: Int, filled: Bool?,
                                          _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         guard count > 0 else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
-        let start = Int(truncatingIfNeeded: payload & 0xFFFF_FFFF)
-        let page = Int(truncatingIfNeeded: payload >> 32) - firstRawPage
+        let address = ArenaAddress(payload: payload)
+        let start = address.offset, page = address.page - firstRawPage
         guard page < 0 else {
             guard let filled else { return try body(pages[page].bytes(start, count)) }
             return try body(pages[page].filledBytes(start, count, deferredFilled: filled))
@@ -144,7 +142,7 @@ struct PagedArena: CellArena, Sendable {
             last += 1
         }
         count += bytes.count
-        return UInt64(firstRawPage + last) << 32 | UInt64(pages[last].append(source, count: bytes.count))
+        return ArenaAddress(page: firstRawPage + last, offset: pages[last].append(source, count: bytes.count)).payload
     }
 
     /// The most bytes a page ``take(_:)`` takes is copied with; a larger one is taken as it is.
@@ -162,7 +160,7 @@ struct PagedArena: CellArena, Sendable {
         guard size > Self.copiedPageLimit else { return appendCell(page.bytes(0, size)) }
         count += size
         pages.append(page)
-        return UInt64(firstRawPage + pages.count - 1) << 32
+        return ArenaAddress(page: firstRawPage + pages.count - 1).payload
     }
 }
 

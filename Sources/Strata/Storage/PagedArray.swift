@@ -10,9 +10,9 @@ let pagedArrayOffsetMask = pagedArrayPageCapacity - 1
 /// What a ``ColumnTable``'s columns and per-slot bookkeeping are made of. A merge prepared off
 /// the main actor writes a copy of the main context's table while the main actor keeps reading
 /// the original; with one contiguous array per column, the copy's first write to each column
-/// copied it whole (11 MB of cells and bookkeeping at 90,000 articles, every merge, into fresh
-/// memory that then faulted in). With pages, a merge that appends 10,000 rows copies the few
-/// pages it appends to, and one that updates scattered rows copies the pages those rows are in.
+/// would copy it whole, every merge, into fresh memory that then faults in. With pages, a merge
+/// that appends rows copies the few pages it appends to, and one that updates scattered rows
+/// copies the pages those rows are in.
 ///
 /// Elements are `BitwiseCopyable` (tags, payloads, flags, counters): pages are raw memory that is
 /// copied with `memcpy` and freed without deinitializing anything. Every page holds
@@ -34,9 +34,9 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
     init() {}
 
     /// `count` copies of `element`. The full pages are one page, shared: a table adopting a
-    /// warm start's 100,000 rows sets four arrays of per-row bookkeeping this way on the main
-    /// actor, and wrote 2.5 MB of fresh memory doing it (2 ms). A shared page is copied when
-    /// first written, as any page a copy shares is.
+    /// warm start's rows sets its arrays of per-row bookkeeping this way on the main actor, which
+    /// then writes one page of fresh memory per array, not one per 4,096 rows. A shared page is
+    /// copied when first written, as any page a copy shares is.
     init(repeating element: Element, count: Int) {
         let full = count >> pagedArrayPageShift
         guard full > 1 else {
@@ -233,9 +233,9 @@ struct PagedArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableColl
     /// before the array is read.
     ///
     /// The new pages after the first are carved from one allocation (``PagedArraySlab``): made
-    /// one by one, a warm start's 100,000 rows took 600 allocations from the loading thread's
-    /// heap — each growing the heap and faulting in a page for its header — 2.5 ms before any
-    /// chunk was read. One large allocation is mapped, untouched, in one call.
+    /// one by one, each page would be an allocation from the loading thread's heap — each
+    /// growing the heap and faulting in a page for its header — before any chunk is read. One
+    /// large allocation is mapped, untouched, in one call.
     ///
     /// The slab is carved from `shared` when given and there is room in it (``SlabMemory``: the
     /// columns of a block loaded together, in huge pages).
@@ -440,8 +440,8 @@ final class PagedArraySlab: @unchecked Sendable {
 /// One allocation that the slabs of several arrays are carved from — the columns of a block a
 /// snapshot load fills (``ColumnBlock/appendUnwritten(rows:arenaBytes:_:)``) — aligned to and
 /// advised into transparent huge pages (``FreshMemory/preferHugePages(_:)``), freed with the
-/// last slab carved from it. A warm start's 100,000 articles have 10 MB of cells: in ordinary
-/// pages, 2,600 faults taken while the chunks are decompressed (a fault cost ~1.5 µs there).
+/// last slab carved from it. A warm start's cells are megabytes: in ordinary pages, a fault per
+/// 4 KiB taken while the chunks are decompressed; in huge pages, one per 2 MiB.
 // @unchecked Sendable: `used` is read and written only by `take`, which only the thread making a
 // block calls, while the block's arrays are appended to and before any of them is shared; after
 // that the memory is read and written only through the slabs' pages (under their rules), and the

@@ -99,8 +99,8 @@ extension Store {
     /// batch on (when there is more than one core), the batches are appended to the block on a
     /// thread of its own (``HandOff``) while the statement steps on: the statement's thread only
     /// copies each row's cells into a batch, which stays in cache, and the block's growth (fresh
-    /// pages, the key index, the arena's copies) runs beside it. A 100,000-row cold start on
-    /// one thread spent as long appending cells and faulting in pages as SQLite spent stepping.
+    /// pages, the key index, the arena's copies) runs beside it: appending cells and faulting in
+    /// pages is work of the same order as SQLite's stepping, so two threads share it.
     static func fill(_ block: ColumnBlock, from statement: Statement, _ arguments: [DatabaseValue]) throws -> ColumnBlock {
         var block = block
         let schema = block.schema

@@ -369,8 +369,8 @@ extension Store {
     private func committed(_ count: Int, through last: UInt64?, generations: (before: Int64, after: Int64),
                            failures: [UInt64: StrataError], failed: [(UInt64, ChangeSet, [String: [DatabaseValue]])]) {
         // The committed change sets leave the pipeline here and are freed after the lock is
-        // released, at the end: freeing 10,000 saves takes milliseconds, and every submission
-        // waits for the lock.
+        // released, at the end: freeing a large batch of saves takes time proportional to their
+        // rows, and every submission waits for the lock.
         var committed: ArraySlice<PipelineState.Pending> = []
         let (ready, observers) = pipeline.withLock { state -> ([(PipelineState.Waiter, Result<Void, Error>)], [AsyncStream<StrataError>.Continuation]) in
             committed = state.pending.prefix(count)

@@ -5,6 +5,9 @@ import Foundation
 final class Writer {
     let connection: Connection
     let registry: SchemaRegistry
+    /// The most values one statement on the writer's connection binds: how a caller above the
+    /// store (a context re-reading objects by key) sizes its `IN` lists.
+    var variableLimit: Int { connection.maxVariableCount }
     private var entities: [String: EntityStatements] = [:]
     /// The same, by the metatype of a saved object: its entity name is not computed per object.
     private var entitiesByType: [ObjectIdentifier: EntityStatements] = [:]

@@ -31,7 +31,7 @@ public enum DatabaseValue: Sendable, Hashable, CustomStringConvertible {
         case (.integer(let a), .integer(let b)): return a == b
         case (.real(let a), .real(let b)): return a == b
         // memcmp of the contiguous UTF-8 (compareText), not the views' iterators: keys are
-        // compared on every dictionary hit, and the iterators cost ~5 instructions per byte.
+        // compared on every dictionary hit, and the iterators decode the string a byte at a time.
         case (.text(let a), .text(let b)): return a.utf8.count == b.utf8.count && compareText(a, b) == 0
         case (.blob(let a), .blob(let b)): return a == b
         default: return false
@@ -63,18 +63,37 @@ public enum DatabaseValue: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The rank of SQLite's storage classes in comparisons: NULL < numbers < text < blob.
-    private var storageRank: Int {
+    /// The value's storage class.
+    var storageClass: StorageClass {
         switch self {
-        case .null: return 0
-        case .integer, .real: return 1
-        case .text: return 2
-        case .blob: return 3
+        case .null: return .null
+        case .integer: return .integer
+        case .real: return .real
+        case .text: return .text
+        case .blob: return .blob
         }
     }
 
+    /// The value as a column whose numbers take `numbers` stores it (``NumberClass``): `1.0` in
+    /// an INTEGER column is `1`, `1` in a REAL column is `1.0`, so values SQLite considers equal
+    /// hash equal.
+    func normalized(_ numbers: NumberClass) -> DatabaseValue {
+        let number: (tag: UInt8, payload: UInt64)
+        switch self {
+        case .integer(let integer): number = (StorageClass.integer.rawValue, UInt64(bitPattern: integer))
+        case .real(let real): number = (StorageClass.real.rawValue, real.bitPattern)
+        default: return self
+        }
+        let stored = numbers.normalized(tag: number.tag, payload: number.payload)
+        guard stored.tag != number.tag else { return self }
+        return stored.tag == StorageClass.integer.rawValue ? .integer(Int64(bitPattern: stored.payload))
+            : .real(Double(bitPattern: stored.payload))
+    }
+
     /// Compares two values the way SQLite's BINARY collation does (`ORDER BY` semantics:
-    /// NULL first, integers and reals by numeric value, text and blobs byte by byte).
+    /// NULL first, integers and reals by numeric value, text and blobs byte by byte; values of
+    /// different classes by ``StorageClass/rank``). ``Column``'s `compare` is the same rule on
+    /// cells.
     static func compare(_ lhs: DatabaseValue, _ rhs: DatabaseValue) -> Int {
         switch (lhs, rhs) {
         case (.integer(let a), .integer(let b)): return a < b ? -1 : (a == b ? 0 : 1)
@@ -83,7 +102,7 @@ public enum DatabaseValue: Sendable, Hashable, CustomStringConvertible {
         case (.real(let a), .integer(let b)): return compareReal(a, withInteger: b)
         case (.text(let a), .text(let b)): return compareText(a, b)
         case (.blob(let a), .blob(let b)): return compareBytes(a, b)
-        default: return lhs.storageRank - rhs.storageRank
+        default: return lhs.storageClass.rank - rhs.storageClass.rank
         }
     }
 
@@ -99,8 +118,8 @@ public enum DatabaseValue: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Byte-wise, like `compareBytes` over the UTF-8 views, but on the contiguous UTF-8 storage
-    /// with `memcmp`: sorting by a text key compared byte by byte through the views' iterators
-    /// cost ~2,000 instructions per comparison.
+    /// with `memcmp`: a sort by a text key compares many times, and the views' iterators go a
+    /// byte at a time through the string's generic paths.
     private static func compareText(_ a: String, _ b: String) -> Int {
         var a = a, b = b
         return a.withUTF8 { left in

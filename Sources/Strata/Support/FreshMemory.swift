@@ -4,11 +4,10 @@ import Glibc
 
 /// Faulting in fresh memory ahead of writing it, behind one checked call.
 ///
-/// A warm start writes ~30 MB of fresh memory (a chunk's arena bytes, decompressed straight into
-/// place); written page by page, each page faults on its first write. On the machine the
-/// benchmarks run on a fault costs ~3 µs inside a load — two threads faulting while they
-/// decompress — against ~1.5 µs a page for `MADV_POPULATE_WRITE` (Linux 5.14+), which faults
-/// a range in with one call.
+/// A warm start writes megabytes of fresh memory (a chunk's arena bytes, decompressed straight
+/// into place); written page by page, each page faults on its first write, a trap per page
+/// taken by threads that are decompressing at the same time. `MADV_POPULATE_WRITE` (Linux
+/// 5.14+) faults a range in with one call and no trap per page.
 enum FreshMemory {
     /// Asks the kernel to fault in the whole pages of `buffer` writable, as if each were written.
     /// Contents are unchanged: a page already present (written by another thread, or memory
@@ -49,8 +48,8 @@ enum FreshMemory {
     }
 
     /// An array of `count` elements that `initialize` writes, its pages faulted in with one
-    /// ``populate(_:)`` first when it spans more than a few: a warm start's indexes allocate a
-    /// dozen arrays of ~100,000 elements, and written page by page each page faults on its first
+    /// ``populate(_:)`` first when it spans more than a few: a warm start's indexes allocate
+    /// arrays of an element per object, and written page by page each page faults on its first
     /// write. `initialize` is given the array's storage, uninitialized, and must initialize
     /// every element.
     static func array<T: BitwiseCopyable>(count: Int, _ initialize: (UnsafeMutableBufferPointer<T>) -> Void) -> [T] {

@@ -4,13 +4,11 @@ import Foundation
 ///
 /// The calling thread takes part, so no piece waits for a thread to be woken, and a long piece
 /// or a thread the scheduler holds back does not hold the others at the join. The other threads
-/// are started for the call (a `Thread` each, ~50 µs), not taken from libdispatch's pool: in a
-/// fresh process the pool's second thread (`DispatchQueue.concurrentPerform`) joined a warm
-/// start's load 3–4 ms late in two of four `perf` runs, a core idle meanwhile. (Indexing a warm
-/// start's archive as child tasks of a task group had run the jobs one after another more often
-/// than not, the second cooperative thread waking 0.7–1.5 ms late or not at all.) Blocks the
-/// caller until every piece has run: call it from a detached task or a thread of its own, never
-/// from the main actor.
+/// are started for the call (a `Thread` each), not taken from libdispatch's pool or the
+/// cooperative pool: in a fresh process those pools start their second thread lazily, so a
+/// warm start's load — the work a launch waits for — may run on one core while the other is
+/// idle. Blocks the caller until every piece has run: call it from a detached task or a thread
+/// of its own, never from the main actor.
 enum Parallel {
     /// Calls `body` once for each index below `count`, in increasing order of taking, on up to
     /// `threads` threads at once (fewer when there are fewer indexes), with the number of the

@@ -61,6 +61,8 @@ extension StrataError: CustomNSError {
         public static let sqliteCode = "sqliteCode"
         /// SQLite's extended result code (an `Int`).
         public static let extendedSQLiteCode = "extendedSQLiteCode"
+        /// Why a snapshot was refused (a `String`: ``SnapshotRejection``'s description).
+        public static let snapshotRejection = "snapshotRejection"
     }
 
     /// `"Strata"`: the domain of every bridged ``StrataError``.
@@ -85,6 +87,7 @@ extension StrataError: CustomNSError {
         info[UserInfoKey.sql] = sql
         info[UserInfoKey.sqliteCode] = sqliteCode.map { Int($0) }
         info[UserInfoKey.extendedSQLiteCode] = extendedSQLiteCode.map { Int($0) }
+        info[UserInfoKey.snapshotRejection] = snapshotRejection?.description
         return info
     }
 }

@@ -11,7 +11,7 @@ import Foundation
 /// do { try await store.persist() }
 /// catch let error as StrataError where error.code == .diskFull { showDiskFullAlert() }
 /// ```
-public struct StrataError: Error, Sendable, CustomStringConvertible {
+public struct StrataError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What kind of failure this is. New codes may be added in later versions.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         // Internal (not private) so that `StrataError+Bridging.swift` can switch over it
@@ -115,6 +115,14 @@ public struct StrataError: Error, Sendable, CustomStringConvertible {
     /// For ``Code/historyExpired``: the generation the history starts after (History/'s
     /// `oldestAvailableToken`).
     var historyFloor: Int64?
+    /// Why a snapshot was refused, when this error is about one (code ``Code/invalidSnapshot``):
+    /// its kind, for matching; ``message`` says what was found and where.
+    ///
+    /// ```swift
+    /// do { _ = try Snapshot.verify(at: path) }
+    /// catch let error as StrataError where error.snapshotRejection == .checksumMismatch { … }
+    /// ```
+    public var snapshotRejection: SnapshotRejection?
 
     /// Creates an error; Strata's own errors fill in every context field that applies.
     ///
@@ -168,8 +176,9 @@ public struct StrataError: Error, Sendable, CustomStringConvertible {
         return pairs
     }
 
-    func with(entity: String? = nil, attribute: String? = nil, objectID: String? = nil) -> StrataError {
+    func with(entity: String? = nil, attribute: String? = nil, objectID: String? = nil, path: String? = nil) -> StrataError {
         var copy = self
+        if copy.path == nil { copy.path = path }
         if copy.entity == nil { copy.entity = entity }
         if copy.attribute == nil { copy.attribute = attribute }
         if copy.objectID == nil { copy.objectID = objectID }

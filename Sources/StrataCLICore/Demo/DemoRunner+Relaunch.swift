@@ -2,9 +2,9 @@ import Foundation
 import Strata
 
 extension DemoRunner {
-    /// Relaunches per mode. One launch on a shared machine varies as much as the difference it
-    /// shows (a warm launch measured 27–41 ms, a cold one 150–183 ms, minutes apart); the demo
-    /// reports the median of three, warm and cold taking turns, beside every run's time.
+    /// Relaunches per mode. One launch on a shared machine varies with what else the machine
+    /// does; the demo reports the median of three, warm and cold taking turns, beside every
+    /// run's time.
     static let relaunches = 3
 
     /// 6. The app is suspended: the main context is archived to a snapshot. Then the app is

@@ -107,7 +107,7 @@ final class DemoRunner {
         switch outcome {
         case .used: return "snapshot used as is"
         case .caughtUp(let changes): return "snapshot used, caught up \(Format.count(changes, "change"))"
-        case .coldStart(let rejection): return "\(rejection) → cold start from SQLite"
+        case .coldStart(let error): return "\(error.message) → cold start from SQLite"
         }
     }
 

@@ -106,7 +106,7 @@ import Testing
                                             entities: [Feed.self, Article.self])
         switch warm.outcome {
         case .used, .caughtUp: break                         // data shown from the archive
-        case .coldStart(let reason): print("cold start: \(reason)")
+        case .coldStart(let error): print("cold start: \(error.message)")
         }
         return warm.mainContext
     }

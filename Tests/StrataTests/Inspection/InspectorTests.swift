@@ -285,21 +285,21 @@ private func fingerprint(_ path: String) throws -> (Data, Date?) {
         #expect(used == .used)
 
         let (foreign, rejected) = try await judge(otherFile)
-        #expect(foreign == .invalid(.otherStore))
-        #expect(rejected == .coldStart(.otherStore))
+        #expect(foreign.rejection == .otherStore)
+        #expect(rejected.rejection == .otherStore)
 
         let corrupt = scratch.path("corrupt.snapshot")
         var bytes = try Data(contentsOf: URL(fileURLWithPath: file))
         bytes[bytes.count - 10] ^= 0xFF
         try bytes.write(to: URL(fileURLWithPath: corrupt))
         let (damaged, damagedOutcome) = try await judge(corrupt)
-        #expect(damaged == .invalid(.checksumMismatch))
-        #expect(damagedOutcome == .coldStart(.checksumMismatch))
+        #expect(damaged.rejection == .checksumMismatch)
+        #expect(damagedOutcome.rejection == .checksumMismatch)
 
         let truncated = scratch.path("truncated.snapshot")
         try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: truncated))
-        #expect(try StoreInspector(path: db).snapshotValidity(at: truncated) == .invalid(.truncated))
-        #expect(try StoreInspector(path: db).snapshotValidity(at: scratch.path("none")) == .invalid(.missing))
+        #expect(try StoreInspector(path: db).snapshotValidity(at: truncated).rejection == .truncated)
+        #expect(try StoreInspector(path: db).snapshotValidity(at: scratch.path("none")).rejection == .missing)
 
         // The database moves ahead: still valid, with the changes to catch up.
         do {
@@ -323,7 +323,7 @@ private func fingerprint(_ path: String) throws -> (Data, Date?) {
             }
             try await store.close()
         }
-        #expect(try StoreInspector(path: db).snapshotValidity(at: file) == .invalid(.schemaChanged))
+        #expect(try StoreInspector(path: db).snapshotValidity(at: file).rejection == .schemaChanged)
     }
 
     @Test func vacuumGivesBackFreedPages() async throws {

@@ -61,16 +61,16 @@ private struct ArchivedRow: Entity {
         return block
     }
 
-    private func parse(_ bytes: [UInt8], count: Int, arenaSize: Int) throws(SnapshotRejection) -> ColumnBlock {
+    private func parse(_ bytes: [UInt8], count: Int, arenaSize: Int) throws(StrataError) -> ColumnBlock {
         let result = bytes.withUnsafeBytes { raw in
-            Result { () throws(SnapshotRejection) -> ColumnBlock in
+            Result { () throws(StrataError) -> ColumnBlock in
                 try ColumnBlock(archived: raw, count: count, arenaSize: arenaSize, deferred: nil, schema: schema)
             }
         }
         return try result.get()
     }
 
-    private func parse(_ archived: ColumnBlock.Archived, count: Int) throws(SnapshotRejection) -> ColumnBlock {
+    private func parse(_ archived: ColumnBlock.Archived, count: Int) throws(StrataError) -> ColumnBlock {
         try parse(archived.bytes, count: count, arenaSize: archived.arenaSize)
     }
 
@@ -94,7 +94,7 @@ private struct ArchivedRow: Entity {
     private func load(_ chunks: [(archived: ColumnBlock.Archived, count: Int)]) throws -> ColumnBlock {
         let (file, entry) = try archive(chunks)
         let result = file.withUnsafeBytes { bytes in
-            Result { () throws(SnapshotRejection) -> LoadedSection in try SnapshotArchive.section(entry, in: bytes, schema: schema) }
+            Result { () throws(StrataError) -> LoadedSection in try SnapshotArchive.section(entry, in: bytes, schema: schema) }
         }
         return try result.get().block
     }
@@ -147,12 +147,14 @@ private struct ArchivedRow: Entity {
         // one reported whichever job met a problem first.
         var broken = second.archived()
         broken.bytes[parts(of: broken.bytes, count: 1)[schema.attributes.count - 1].tags] = 9
-        #expect(throws: SnapshotRejection.self) { try load([(first.archived(), first.count), (broken, 1)]) }
+        let refused = #expect(throws: StrataError.self) { try load([(first.archived(), first.count), (broken, 1)]) }
+        #expect(refused?.snapshotRejection == .undecodable)
         do {
             _ = try load([(first.archived(), first.count), (broken, 1), (first.archived(), first.count)])
             Issue.record("a section with a bad chunk was loaded")
-        } catch let rejection as SnapshotRejection {
+        } catch let rejection as StrataError {
             #expect("\(rejection)".contains("storage class 9"), "\(rejection)")
+            #expect(rejection.message.contains("chunk 1"), "the bad chunk is named: \(rejection)")
         }
     }
 

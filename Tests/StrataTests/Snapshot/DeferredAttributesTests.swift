@@ -166,9 +166,10 @@ struct DeferredNote: Entity, Equatable {
         for (label, bytes, expected) in cases {
             let candidate = directory.path("candidate.snapshot")
             try bytes.write(to: URL(fileURLWithPath: candidate))
-            #expect(throws: SnapshotRejection.self, "\(label)") { try Snapshot.verify(at: candidate) }
+            let verified = #expect(throws: StrataError.self, "\(label)") { try Snapshot.verify(at: candidate) }
+            #expect(verified?.snapshotRejection != nil, "\(label): \(String(describing: verified))")
             let warm = try await Store.openWarm(at: db, snapshot: candidate, entities: Self.entities)
-            guard case .coldStart(let rejection) = warm.outcome else {
+            guard let rejection = warm.outcome.rejection else {
                 Issue.record("\(label): the snapshot was used")
                 try await warm.store.close()
                 continue
@@ -194,8 +195,9 @@ struct DeferredNote: Entity, Equatable {
         crafted.replaceSubrange(blockSize..<(blockSize + 4), with: [0xFF, 0xFF, 0x0F, 0x00])
         crafted = SnapshotFuzzing.repairingChecksums(crafted)
         try crafted.write(to: URL(fileURLWithPath: file))
-        #expect(throws: SnapshotRejection.checksumMismatch) { try Snapshot.verify(at: file) }
-        #expect(crafted.withUnsafeBytes { SnapshotFuzzing.decode($0, entities: Self.entities) } == .failure(.checksumMismatch))
+        let verified = #expect(throws: StrataError.self) { try Snapshot.verify(at: file) }
+        #expect(verified?.snapshotRejection == .checksumMismatch)
+        #expect(crafted.withUnsafeBytes { SnapshotFuzzing.decode($0, entities: Self.entities) }.rejection == .checksumMismatch)
 
         let recorder = LogRecorder()
         var configuration = StoreConfiguration.default

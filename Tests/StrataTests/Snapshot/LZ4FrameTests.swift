@@ -18,13 +18,13 @@ import Testing
 
     /// Decompresses `frame` into parts of `sizes`, each followed by guard bytes, and returns the
     /// parts' bytes joined, or the rejection; the guard bytes must be untouched either way.
-    private func decode(_ frame: Data, parts sizes: [Int]) -> Result<[UInt8], SnapshotRejection> {
+    private func decode(_ frame: Data, parts sizes: [Int]) -> Result<[UInt8], StrataError> {
         let guardBytes = 64
         let buffers = sizes.map { UnsafeMutableRawBufferPointer.allocate(byteCount: $0 + guardBytes, alignment: 8) }
         defer { for buffer in buffers { buffer.deallocate() } }
         for buffer in buffers { buffer.initializeMemory(as: UInt8.self, repeating: 0xEE) }
         let result = frame.withUnsafeBytes { frame in
-            Result { () throws(SnapshotRejection) in
+            Result { () throws(StrataError) in
                 try LZ4Frame.decompress(frame, into: zip(buffers, sizes).map { UnsafeMutableRawBufferPointer(rebasing: $0[0..<$1]) })
             }
         }
@@ -60,12 +60,12 @@ import Testing
         var (random, seed) = SeededRandom.forTest("aFrameOfAnotherSizeThanItsPartsIsRefused \(size)")
         let frame = try content(size, &random).withUnsafeBytes { try LZ4Frame.compress($0) }
         for claimed in [size - 1, size + 1, size / 2] where claimed >= 0 && claimed != size {
-            #expect(decode(frame, parts: [claimed / 2, claimed - claimed / 2]) == .failure(.checksumMismatch),
+            #expect(decode(frame, parts: [claimed / 2, claimed - claimed / 2]).rejection == .checksumMismatch,
                     "seed \(seed): claimed \(claimed)")
         }
         // Cut short: the frame's end is missing.
         if frame.count > 8 {
-            #expect(decode(frame.prefix(frame.count - 5), parts: [size]) == .failure(.truncated), "seed \(seed)")
+            #expect(decode(frame.prefix(frame.count - 5), parts: [size]).rejection == .truncated, "seed \(seed)")
         }
     }
 

@@ -84,7 +84,7 @@ struct ArchivedTag: Entity, Equatable {
         #expect(warmSinks == expectedSinks)
 
         let cold = try await Store.openWarm(at: db, snapshot: directory.path("none.snapshot"), entities: Self.entities)
-        #expect(cold.outcome == .coldStart(.missing))
+        #expect(cold.outcome.rejection == .missing)
         #expect(cold.mainContext.objects(ResidentArticle.self) == warm.mainContext.objects(ResidentArticle.self))
         #expect(cold.mainContext.objects(ArchivedTag.self) == warm.mainContext.objects(ArchivedTag.self))
         #expect(cold.mainContext.objects(ArchivedKitchenSink.self) == warmSinks)
@@ -163,7 +163,7 @@ struct ArchivedTag: Entity, Equatable {
             let candidate = directory.path("candidate-\(UUID().uuidString).snapshot")
             try bytes.write(to: URL(fileURLWithPath: candidate))
             let warm = try await Store.openWarm(at: db, snapshot: candidate, entities: Self.entities)
-            guard case .coldStart(let rejection) = warm.outcome else {
+            guard let rejection = warm.outcome.rejection else {
                 // Any changed byte is refused: the header by its CRC-32, a frame by its XXH64.
                 Issue.record("\(label): the snapshot was used (\(warm.outcome))")
                 try await warm.store.close()
@@ -209,13 +209,13 @@ struct ArchivedTag: Entity, Equatable {
             try await store.close()
         }
         let foreign = try await Store.openWarm(at: db, snapshot: otherFile, entities: Self.entities)
-        #expect(foreign.outcome == .coldStart(.otherStore))
+        #expect(foreign.outcome.rejection == .otherStore)
         try await foreign.store.close()
 
         // Another schema: the same store opened with one entity fewer.
         let fewer: [any Entity.Type] = [ResidentArticle.self, ArchivedTag.self, Article.self]
         let otherSchema = try await Store.openWarm(at: db, snapshot: file, entities: fewer)
-        #expect(otherSchema.outcome == .coldStart(.schemaChanged))
+        #expect(otherSchema.outcome.rejection == .schemaChanged)
         try await otherSchema.store.close()
 
         // Newer than the database: a snapshot taken later, used against an older copy of the file.
@@ -232,7 +232,7 @@ struct ArchivedTag: Entity, Equatable {
             try await store.close()
         }
         let older = try await Store.openWarm(at: backup, snapshot: file, entities: Self.entities)
-        #expect(older.outcome == .coldStart(.newerThanDatabase))
+        #expect(older.outcome.rejection == .newerThanDatabase)
         try await older.store.close()
 
         // The change log pruned past the snapshot.
@@ -251,7 +251,7 @@ struct ArchivedTag: Entity, Equatable {
             }
         }
         let pruned = try await Store.openWarm(at: db, snapshot: file, entities: Self.entities)
-        #expect(pruned.outcome == .coldStart(.historyPruned))
+        #expect(pruned.outcome.rejection == .historyPruned)
         try await pruned.store.close()
     }
 
@@ -342,7 +342,7 @@ struct ArchivedTag: Entity, Equatable {
         #expect(unchanged.outcome == .used)
         try await unchanged.store.close()
         let bumped = try await Store.openWarm(at: db, snapshot: file, entities: [VersionedV2.self])
-        #expect(bumped.outcome == .coldStart(.schemaChanged))
+        #expect(bumped.outcome.rejection == .schemaChanged)
         #expect(bumped.mainContext.objects(VersionedV2.self).map(\.name) == ["one"])
         try await bumped.store.close()
     }

@@ -162,13 +162,13 @@ import Testing
         try FileManager.default.createDirectory(atPath: file, withIntermediateDirectories: false)
         do { _ = try await seed(db) }
         let warm = try await Store.openWarm(at: db, snapshot: file, entities: Self.entities)
-        guard case .coldStart(.unreadable(let reason)) = warm.outcome else {
+        guard case .coldStart(let error) = warm.outcome, error.snapshotRejection == .unreadable else {
             Issue.record("expected an unreadable snapshot, got \(warm.outcome)")
             try await warm.store.close()
             return
         }
-        #expect(reason.contains("is a directory"))
-        #expect(reason.contains(file))
+        #expect(error.message.contains("is a directory"))
+        #expect(error.path == file)
         #expect(warm.mainContext.objects(ResidentArticle.self).count == 10, "the cold start still shows the data")
         try await warm.store.close()
     }

@@ -1,0 +1,4 @@
+/// Middle/ uses Base/, as its row allows.
+struct Ledger {
+    var store = Store()
+}
