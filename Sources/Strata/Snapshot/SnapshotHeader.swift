@@ -1,7 +1,7 @@
 import Foundation
 
 /// The header of a snapshot file: who it belongs to, what state it reflects, and a table of
-/// contents. See Design.md ("Snapshot format") for the byte layout.
+/// contents. Its byte layout is specified in the DocC article FileFormat.md ("The snapshot file").
 public struct SnapshotHeader: Sendable, Hashable {
     /// The first eight bytes of every snapshot file.
     public static let magic = Array("STRATASN".utf8)
