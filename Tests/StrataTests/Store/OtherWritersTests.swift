@@ -29,50 +29,57 @@ private struct Memo: Entity, Equatable {
         return change
     }
 
-    @Test func aCheckpointByTheShellAndCommitsAroundItReachTheMainContext() async throws {
+    /// A store of three memos whose main context sees each script the shell runs: `body` gets
+    /// the context and a way to run a script and wait for the remote change it makes.
+    private func withShell(
+        _ body: @MainActor (MainContext, @MainActor (String) async throws -> ContextChange) async throws -> Void
+    ) async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("memos.sqlite")
         let (store, main) = try await seeded(path)
         let changes = main.changes()
-        _ = try await ExternalTools.sqlite3(path, "UPDATE Memo SET text = 'before' WHERE id = 'm1'; PRAGMA wal_checkpoint(TRUNCATE);")
-        let first = try #require(await nextRemote(changes), "the commit before the checkpoint never arrived")
-        #expect(first.updated(Memo.self).keys.sorted() == ["m1"])
-        _ = try await ExternalTools.sqlite3(path, "UPDATE Memo SET text = 'after' WHERE id = 'm2'")
-        let second = try #require(await nextRemote(changes), "the commit after the checkpoint never arrived")
-        #expect(second.updated(Memo.self).keys.sorted() == ["m2"])
-        #expect(main.objects(Memo.self).sorted { $0.id < $1.id }.map(\.text) == ["before", "after", "first"])
+        try await body(main) { script in
+            _ = try await ExternalTools.sqlite3(path, script)
+            return try #require(await nextRemote(changes), "the shell's commit never arrived: \(script)")
+        }
         try await store.close()
+    }
+
+    private func texts(_ main: MainContext) -> [String] {
+        main.objects(Memo.self).sorted { $0.id < $1.id }.map(\.text)
+    }
+
+    @Test func aCheckpointByTheShellAndCommitsAroundItReachTheMainContext() async throws {
+        try await withShell { main, shell in
+            let first = try await shell("UPDATE Memo SET text = 'before' WHERE id = 'm1'; PRAGMA wal_checkpoint(TRUNCATE);")
+            #expect(first.updated(Memo.self).keys.sorted() == ["m1"])
+            let second = try await shell("UPDATE Memo SET text = 'after' WHERE id = 'm2'")
+            #expect(second.updated(Memo.self).keys.sorted() == ["m2"])
+            #expect(texts(main) == ["before", "after", "first"])
+        }
     }
 
     /// `VACUUM` rewrites every page and changes no row: the commit after it is told alone.
     @Test func vacuumByTheShellChangesNothingTheContextsSee() async throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.path("memos.sqlite")
-        let (store, main) = try await seeded(path)
-        let changes = main.changes()
-        _ = try await ExternalTools.sqlite3(path, "VACUUM; UPDATE Memo SET text = 'after vacuum' WHERE id = 'm3';")
-        let change = try #require(await nextRemote(changes), "the commit after VACUUM never arrived")
-        #expect(change.updated(Memo.self).keys.sorted() == ["m3"])
-        #expect(change.inserted(Memo.self).isEmpty && change.deleted(Memo.self).isEmpty)
-        #expect(main.object(Memo.self, id: "m3")?.text == "after vacuum")
-        try await store.close()
+        try await withShell { main, shell in
+            let change = try await shell("VACUUM; UPDATE Memo SET text = 'after vacuum' WHERE id = 'm3';")
+            #expect(change.updated(Memo.self).keys.sorted() == ["m3"])
+            #expect(change.inserted(Memo.self).isEmpty && change.deleted(Memo.self).isEmpty)
+            #expect(texts(main) == ["first", "first", "after vacuum"])
+        }
     }
 
     /// A rolled-back transaction leaves no trace: only the commit after it is told.
     @Test func aRolledBackTransactionIsNeverShown() async throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.path("memos.sqlite")
-        let (store, main) = try await seeded(path)
-        let changes = main.changes()
-        _ = try await ExternalTools.sqlite3(path, """
-            BEGIN; UPDATE Memo SET text = 'rolled back' WHERE id = 'm1'; DELETE FROM Memo WHERE id = 'm2'; ROLLBACK;
-            UPDATE Memo SET text = 'committed' WHERE id = 'm3';
-            """)
-        let change = try #require(await nextRemote(changes), "the commit after the rollback never arrived")
-        #expect(change.updated(Memo.self).keys.sorted() == ["m3"])
-        #expect(change.deleted(Memo.self).isEmpty)
-        #expect(main.objects(Memo.self).sorted { $0.id < $1.id }.map(\.text) == ["first", "first", "committed"])
-        try await store.close()
+        try await withShell { main, shell in
+            let change = try await shell("""
+                BEGIN; UPDATE Memo SET text = 'rolled back' WHERE id = 'm1'; DELETE FROM Memo WHERE id = 'm2'; ROLLBACK;
+                UPDATE Memo SET text = 'committed' WHERE id = 'm3';
+                """)
+            #expect(change.updated(Memo.self).keys.sorted() == ["m3"])
+            #expect(change.deleted(Memo.self).isEmpty)
+            #expect(texts(main) == ["first", "first", "committed"])
+        }
     }
 
     /// A thousand commits, one by one: the contexts end at the last one, told in far fewer
