@@ -9,8 +9,11 @@ RESULTS.json defaults to the newest file in Benchmarks/results/ (files are named
 YYYY-MM-DD.json, so the newest sorts last). It is either one run's report, as
 `StrataBenchmarks --json-out FILE` writes it ({"date", "articles", "repetitions", "cores",
 "scenarios": [...]}), or several runs ({..., "runs": [{"scenarios": [...]}, ...]}): one column
-per run. Of each scenario the table reads `id`, `title`, `unit`, `target`, `ratios`
-(`strata/raw`, `strata/fasterGRDB`, `strata/reference`), `medians` (`strata`) and `meetsTarget`.
+per run. Of each scenario the table reads `id`, `title`, `target`, `meetsTarget`, and what each
+part of the target judges: its `judged` list (figure, value, limit, unit) where the report has
+one, else — reports written before it — the target's text read against `unit`, `ratios`
+(`strata/raw`, `strata/fasterGRDB`, `strata/reference`) and `medians` (`strata`). A scenario a
+run lacks (added after it) shows as `—` in that run's column.
 A top-level `source` says where figures not written by the executable came from.
 
 The table in the README is the text between the lines `<!-- results:begin -->` and
@@ -65,6 +68,10 @@ def figure(value, limit, unit):
 def cell(scenario):
     if scenario is None:
         return "—"
+    if "judged" in scenario:
+        return "; ".join("—" if j.get("value") is None
+                         else figure(j["value"], j["limit"], "×" if j["unit"] == "×" else " " + j["unit"])
+                         for j in scenario["judged"])
     shown = []
     for key, limit in parts(scenario):
         value = scenario.get("medians", {}).get("strata") if key is None else scenario.get("ratios", {}).get(key)

@@ -129,6 +129,7 @@ final class Benchmark {
         if wants("P3") { try await saveToVisibleScenario() }
         if wants("P4") { try await readLatencyScenario() }
         if wants("P4b") { try await mainActorJobScenario() }
+        if wants("P4c") { try await notesScenario() }
         if wantsAny("P5", "P5b", "P6", "P7", "P8", "P8b", "P9", "M1") {
             try await ensureFiles()
             try await coldStartQueryAndSnapshotScenarios()
@@ -139,6 +140,7 @@ final class Benchmark {
             if wants("P7") { try await markReadScenario(main) }
             try await main.store.close()
         }
+        if wants("P10") { try await fullTextScenario() }
         report.scenarios.sort { order($0.id) < order($1.id) }
         return report
     }

@@ -50,6 +50,9 @@ struct DataSet: Sendable {
     static let feeds: Int64 = 100
     let articles: [ArticleData]
 
+    /// The words titles and summaries are made of (P10 picks its searches among them).
+    static var vocabulary: [String] { words }
+
     private static let words = [
         "swift", "sqlite", "layered", "store", "context", "merge", "snapshot", "warm", "start", "index",
         "query", "feed", "reader", "article", "release", "notes", "concurrency", "actor", "memory", "disk",

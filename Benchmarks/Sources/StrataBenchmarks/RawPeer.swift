@@ -160,6 +160,24 @@ final class RawDatabase {
         if chunks.count > 1 { try execute("COMMIT") }
     }
 
+    /// P10 reference: a search as Strata renders it for FTS5, on Strata's own file (the raw peer
+    /// keeps no FTS table), IDs in order.
+    func searchIDs(_ search: SearchQuery) throws -> [String] {
+        let (sql, match) = search.sql
+        let statement = try prepare(sql)
+        defer { sqlite3_finalize(statement) }
+        bind(statement, 1, match)
+        var ids: [String] = []
+        while true {
+            let code = sqlite3_step(statement)
+            guard code == SQLITE_ROW else {
+                try check(code, sql)
+                return ids
+            }
+            ids.append(String(cString: sqlite3_column_text(statement, 0)))
+        }
+    }
+
     func count(_ sql: String) throws -> Int {
         let statement = try prepare(sql)
         defer { sqlite3_finalize(statement) }

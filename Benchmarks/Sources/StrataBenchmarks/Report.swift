@@ -17,18 +17,34 @@ enum Peer: String, CaseIterable, Codable, Sendable {
 }
 
 /// What a scenario must reach: Strata's median divided by a peer's median at most `limit` (for
-/// GRDB, the faster of its two records in this run), or Strata's median itself at most `limit`
-/// (in the scenario's unit).
+/// GRDB, the faster of its two records in this run), Strata's median itself at most `limit`
+/// (in the scenario's unit), or one of its details (a median over the repetitions) at most
+/// `limit`, in `unit` — for scenarios judged on several figures (P4c) or on a ratio that is no
+/// ratio of peers' medians (P10's worst query).
 enum Target: Sendable {
     case ratio(Peer, Double)
     case fasterGRDB(Double)
     case absolute(Double)
+    case detail(String, Double, unit: String)
 
     func isMet(by result: ScenarioResult) -> Bool? {
+        judged(in: result).value.map { $0 <= limit }
+    }
+
+    var limit: Double {
         switch self {
-        case .ratio(let peer, let limit): return result.ratio(to: peer).map { $0 <= limit }
-        case .fasterGRDB(let limit): return result.fasterGRDB.flatMap { result.ratio(to: $0) }.map { $0 <= limit }
-        case .absolute(let limit): return result.median(.strata).map { $0 <= limit }
+        case .ratio(_, let limit), .fasterGRDB(let limit), .absolute(let limit), .detail(_, let limit, _): return limit
+        }
+    }
+
+    /// The figure this target judges in `result`: its name (a ratio's key, `strata` for Strata's
+    /// median, or a detail's name), its value and its unit.
+    func judged(in result: ScenarioResult) -> (figure: String, value: Double?, unit: String) {
+        switch self {
+        case .ratio(let peer, _): return ("strata/\(peer.rawValue)", result.ratio(to: peer), "×")
+        case .fasterGRDB: return ("strata/fasterGRDB", result.fasterGRDB.flatMap { result.ratio(to: $0) }, "×")
+        case .absolute: return ("strata", result.median(.strata), result.unit)
+        case .detail(let name, _, let unit): return (name, result.details[name].flatMap { $0.isNaN ? nil : $0 }, unit)
         }
     }
 }
@@ -195,6 +211,16 @@ struct Report: Sendable {
         let meetsTarget: Bool
         let details: [String: Double]
         let notes: [String]
+        /// What each part of the target judges, in the target's order.
+        let judged: [JSONJudged]
+    }
+
+    struct JSONJudged: Encodable {
+        /// A ratio's key (`strata/raw`), `strata` for Strata's median, or a detail's name.
+        let figure: String
+        let value: Double?
+        let limit: Double
+        let unit: String
     }
 
     struct JSONReport: Encodable {
@@ -223,7 +249,11 @@ struct Report: Sendable {
                                 ratios: Dictionary(uniqueKeysWithValues: scenario.ratios.map { ($0.name, $0.value) }),
                                 fasterGRDB: scenario.fasterGRDB?.rawValue,
                                 target: scenario.targetText, meetsTarget: scenario.meetsTarget,
-                                details: scenario.details.filter { !$0.value.isNaN }, notes: scenario.notes)
+                                details: scenario.details.filter { !$0.value.isNaN }, notes: scenario.notes,
+                                judged: scenario.targets.map { target in
+                                    let (figure, value, unit) = target.judged(in: scenario)
+                                    return JSONJudged(figure: figure, value: value, limit: target.limit, unit: unit)
+                                })
         }
         let report = JSONReport(date: ISO8601DateFormatter().string(from: date), articles: articleCount,
                                 repetitions: repetitions, quick: quick, sqliteVersion: sqliteVersion, cores: cores,

@@ -56,13 +56,13 @@ enum StrataPeer {
     /// everything (the change-log triggers run for every row).
     /// Returns each save's store sequence and the instant just before `save()` was called.
     @discardableResult
-    static func importThroughWorker(_ batches: [[Article]], into store: Store, name: String = "import") async throws
+    static func importThroughWorker<E: Entity>(_ batches: [[E]], into store: Store, name: String = "import") async throws
         -> [(sequence: UInt64, saved: ContinuousClock.Instant)] {
         let worker = store.makeWorkerContext(name: name)
         var saves: [(sequence: UInt64, saved: ContinuousClock.Instant)] = []
         for batch in batches {
             saves.append(try await worker.perform { worker in
-                for article in batch { try worker.insert(article) }
+                for object in batch { try worker.insert(object) }
                 let saved = ContinuousClock.now
                 guard let submission = try worker.save() else { throw BenchmarkError("an import batch saved nothing") }
                 return (submission.sequence, saved)

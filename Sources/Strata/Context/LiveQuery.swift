@@ -64,9 +64,13 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
     /// Each match's sort values by key, for placing a few changes one by one; built when first
     /// needed after a recompute or a merge, then kept up to date by those placements.
     @ObservationIgnored private var members: [DatabaseValue: [DatabaseValue]]?
-    /// The rows of the objects in the window (``ids``): what tells an updated object from one a
+    /// The stored keys of ``ids``. A merge diffs the window by these and makes IDs only for what
+    /// changed: code generic over the app's ID type is not specialized in this module, and a
+    /// merge's diff runs over the whole window, on the main actor.
+    @ObservationIgnored private var keys: [DatabaseValue] = []
+    /// The rows of the objects in the window, by key: what tells an updated object from one a
     /// change named but left as it was.
-    @ObservationIgnored private var windowRows: [E.ID: [DatabaseValue]] = [:]
+    @ObservationIgnored private var windowRows: [DatabaseValue: [DatabaseValue]] = [:]
     @ObservationIgnored private var streams: [UUID: AsyncStream<LiveQueryDiff<E.ID>>.Continuation] = [:]
     @ObservationIgnored private var valueStreams: [UUID: AsyncThrowingStream<[E], Error>.Continuation] = [:]
     @ObservationIgnored private let key = UUID()
@@ -130,7 +134,7 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
         context.report(failure, while: "keeping a live query of \(E.entityName) current")
     }
 
-    var heldKeys: [DatabaseValue] { ids.map(\.databaseValue) }
+    var heldKeys: [DatabaseValue] { keys }
 
     nonisolated var entityName: String { E.entityName }
 
@@ -183,20 +187,15 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
     /// Re-runs the query over the context and diffs the result against the previous one.
     private func recompute(sequence: UInt64, publish: Bool, updated: Set<DatabaseValue> = []) throws {
         let table = try table()
-        let oldIDs = ids
         entries = try table.sortedMatches(resolved)
         members = nil
-        let newIDs = windowIDs()
-        let difference = OrderedDifference.make(from: oldIDs, to: newIDs)
-        let changedRows = updatedRows(newIDs, kept: Set(oldIDs).intersection(newIDs), candidates: updated, table)
-        publishResult(newIDs, difference: difference, updated: changedRows, sequence: sequence, publish: publish)
+        publishWindow(candidates: updated, table, sequence: sequence, publish: publish)
     }
 
     /// Applies changed IDs without re-running the query: a few by binary search, more in one pass
     /// (see ``merge(_:)``).
     private func update(_ changed: Set<DatabaseValue>, sequence: UInt64) throws {
         let table = try table()
-        let oldIDs = ids
         if changed.count <= Self.changesPlacedOneByOne {
             var members = self.members ?? Dictionary(uniqueKeysWithValues: (0..<entries.count).map {
                 (entries.key(at: $0), Array(entries.sortValues(at: $0)))
@@ -212,47 +211,57 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
         } else {
             merge(changed, table)
         }
-        let newIDs = windowIDs()
-        let difference = OrderedDifference.make(from: oldIDs, to: newIDs)
-        let updated = updatedRows(newIDs, kept: Set(oldIDs).intersection(newIDs), candidates: changed, table)
-        publishResult(newIDs, difference: difference, updated: updated, sequence: sequence, publish: true)
+        publishWindow(candidates: changed, table, sequence: sequence, publish: true)
     }
 
-    private func publishResult(_ newIDs: [E.ID], difference: CollectionDifference<E.ID>, updated: Set<E.ID>,
-                               sequence: UInt64, publish: Bool) {
+    /// Diffs the window of ``entries`` against the one shown, by key, and publishes it when it
+    /// changed (or when `publish` is false: the first result).
+    private func publishWindow(candidates: Set<DatabaseValue>, _ table: EntityTable, sequence: UInt64, publish: Bool) {
+        let newKeys = resolved.window(Array(0..<entries.count)).map { entries.key(at: $0) }
+        let difference = OrderedDifference.make(from: keys, to: newKeys)
+        let updated = updatedRows(newKeys, candidates: candidates, table)
         guard let context else { return }
         if error != nil { error = nil }
         guard !difference.isEmpty || !updated.isEmpty || !publish else { return }
-        ids = newIDs
+        keys = newKeys
+        ids = newKeys.map(Self.id)
         do {
-            values = try context.graph.table(E.self).visible(E.self, keys: newIDs.map(\.databaseValue))
+            values = try context.graph.table(E.self).visible(E.self, keys: newKeys)
         } catch {
             fail(error, in: context)
         }
         guard publish else { return }
-        let diff = LiveQueryDiff(difference: difference, updated: updated, sequence: sequence)
+        let diff = LiveQueryDiff(difference: Self.ids(of: difference), updated: Set(updated.map(Self.id)), sequence: sequence)
         for stream in streams.values { stream.yield(diff) }
         for stream in valueStreams.values { stream.yield(values) }
     }
 
-    /// The IDs of the entries in the query's window.
-    private func windowIDs() -> [E.ID] { resolved.window(Array(0..<entries.count)).map { Self.id(entries.key(at: $0)) } }
-
-    /// The kept objects among `candidates` whose row changed, and the window's rows from now on
-    /// (rows are read again only for the candidates; the others' rows did not change).
-    private func updatedRows(_ newIDs: [E.ID], kept: Set<E.ID>, candidates: Set<DatabaseValue>,
-                             _ table: EntityTable) -> Set<E.ID> {
-        var rows: [E.ID: [DatabaseValue]] = [:]
-        rows.reserveCapacity(newIDs.count)
-        var updated: Set<E.ID> = []
-        for id in newIDs {
-            let isCandidate = candidates.contains(id.databaseValue)
-            let row = isCandidate || windowRows[id] == nil ? table.visibleRow(id.databaseValue) : windowRows[id]
-            rows[id] = row
-            if kept.contains(id), isCandidate, row != windowRows[id] { updated.insert(id) }
+    /// The kept keys among `candidates` whose row changed, and the window's rows from now on
+    /// (rows are read again only for the candidates and the keys new to the window; the others'
+    /// rows did not change).
+    private func updatedRows(_ newKeys: [DatabaseValue], candidates: Set<DatabaseValue>, _ table: EntityTable) -> [DatabaseValue] {
+        var rows: [DatabaseValue: [DatabaseValue]] = [:]
+        rows.reserveCapacity(newKeys.count)
+        var updated: [DatabaseValue] = []
+        for key in newKeys {
+            let isCandidate = candidates.contains(key)
+            let old = windowRows[key]
+            let row = isCandidate || old == nil ? table.visibleRow(key) : old
+            rows[key] = row
+            if let old, isCandidate, row != old { updated.append(key) }
         }
         windowRows = rows
         return updated
+    }
+
+    /// A difference of keys as one of IDs (the changes only: few, where the window is many).
+    private static func ids(of difference: CollectionDifference<DatabaseValue>) -> CollectionDifference<E.ID> {
+        CollectionDifference(difference.map { change -> CollectionDifference<E.ID>.Change in
+            switch change {
+            case .insert(let offset, let key, let other): return .insert(offset: offset, element: id(key), associatedWith: other)
+            case .remove(let offset, let key, let other): return .remove(offset: offset, element: id(key), associatedWith: other)
+            }
+        })!
     }
 
     /// Up to how many changed IDs are placed one by one (each a binary search and an array

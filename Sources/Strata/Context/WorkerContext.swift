@@ -19,7 +19,17 @@ import Foundation
 /// Reentrancy cannot deadlock: ``perform(_:)`` takes a synchronous closure, so a nested
 /// `perform` on the same worker cannot be awaited inside it — the compiler rejects it — and
 /// everything the closure calls on the worker runs inline.
+///
+/// Each worker runs on a serial dispatch queue of its own, as a Core Data private-queue context
+/// does, not on Swift's global concurrent pool: a `perform` holds its thread for as long as its
+/// closure runs (an import's insert-and-save), and that pool has only as many threads as cores.
+/// A few importing workers on it would hold every thread, and every task waiting to resume there
+/// would wait for the import — a main-actor task resumed by a continuation, a `Task.sleep`, a
+/// live query's `diffs()` consumer.
 public actor WorkerContext {
+    private nonisolated let executor: QueueExecutor
+    /// The worker's own serial queue (see above).
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     /// The name given at creation: the origin of its saves in ``ContextChange``.
     public nonisolated let name: String
     /// The store this worker belongs to.
@@ -31,6 +41,7 @@ public actor WorkerContext {
     private nonisolated let observerID: UUID
 
     init(store: Store, name: String, policy: MergePolicy) {
+        executor = QueueExecutor(label: "strata.worker.\(name)")
         self.name = name
         self.store = store
         let mailbox = self.mailbox
