@@ -47,6 +47,16 @@ final class FileWatcher: @unchecked Sendable {
         #endif
     }
 
+    /// Watches a store's database file and its companions (`-wal`, `-journal`): every commit to
+    /// the file writes one of them. The one rule for what to watch, for ``Store`` and
+    /// ``StoreInspector`` alike.
+    convenience init(store path: String, handler: @escaping @Sendable () -> Void) throws {
+        let url = URL(fileURLWithPath: path)
+        let name = url.lastPathComponent
+        try self.init(directory: url.deletingLastPathComponent().path, names: [name, name + "-wal", name + "-journal"],
+                      handler: handler)
+    }
+
     /// Stops watching: no handler call starts after the shared queue has passed this point (a call
     /// already running finishes). Calling it again is harmless.
     func cancel() {
