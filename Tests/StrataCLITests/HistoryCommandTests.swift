@@ -37,18 +37,10 @@ import Testing
         return fixture
     }
 
-    private func golden(_ arguments: [String], _ name: String, _ fixture: ReaderFixture,
-                        sourceLocation: SourceLocation = #_sourceLocation) async {
-        let result = await runCLI(arguments)
-        #expect(result.code == 0, "\(arguments): \(result.error)", sourceLocation: sourceLocation)
-        #expect(result.error.isEmpty, sourceLocation: sourceLocation)
-        Golden.check(result.output, name, directory: fixture.directory, sourceLocation: sourceLocation)
-    }
-
     @Test func listsInsertsUpdatesDeletesBulkAndOutsideWrites() async throws {
         let fixture = try await changedStore()
-        await golden(["history", fixture.store], "history.txt", fixture)
-        await golden(["history", fixture.store, "--json"], "history.jsonl", fixture)
+        await Golden.expect(["history", fixture.store], "history.txt", fixture)
+        await Golden.expect(["history", fixture.store, "--json"], "history.jsonl", fixture)
     }
 
     /// Each line of `--json` is one transaction's object, whole: every ID, the changed attributes.

@@ -58,3 +58,16 @@ enum Golden {
         #expect(normalized == expected, "differs from Golden/\(name)", sourceLocation: sourceLocation)
     }
 }
+
+extension Golden {
+    /// Runs `strata arguments` in-process on `fixture` and expects status 0, nothing on standard
+    /// error, and standard output equal to `Golden/<name>`.
+    @MainActor
+    static func expect(_ arguments: [String], _ name: String, _ fixture: ReaderFixture,
+                       sourceLocation: SourceLocation = #_sourceLocation) async {
+        let result = await runCLI(arguments)
+        #expect(result.code == 0, "\(arguments): \(result.error)", sourceLocation: sourceLocation)
+        #expect(result.error.isEmpty, sourceLocation: sourceLocation)
+        check(result.output, name, directory: fixture.directory, sourceLocation: sourceLocation)
+    }
+}
