@@ -25,7 +25,8 @@ struct HistoryOutput {
             console.line(Self.json(transaction, keyTypes).rendered(pretty: false))
             return
         }
-        var header = "token \(transaction.token.generation)  \(ValueFormatter.iso8601(transaction.date.timeIntervalSinceReferenceDate))"
+        let date = ValueFormatter.iso8601(transaction.date.timeIntervalSinceReferenceDate)
+        var header = "token \(transaction.token.generation)  \(date)"
         switch transaction.origin {
         case .store: header += "  store  " + (transaction.author.map { "author \($0)" } ?? "no author")
         case .outside: header += "  outside"
@@ -33,8 +34,8 @@ struct HistoryOutput {
         console.line(header)
         let width = transaction.changes.map(\.entity.count).max() ?? 0
         for change in transaction.changes {
-            var line = "  \(Self.operation(change.operation))  " + change.entity.padding(toLength: width, withPad: " ", startingAt: 0)
-                + "  " + ids(change)
+            var line = "  \(Self.operation(change.operation))  "
+                + change.entity.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + ids(change)
             if !change.changedAttributes.isEmpty { line += "  changed " + change.changedAttributes.joined(separator: ", ") }
             console.line(line)
         }
