@@ -7,29 +7,22 @@ import Testing
 /// Golden-output tests of the deterministic commands, run in-process against a fixture store.
 @MainActor
 @Suite struct GoldenOutputTests {
-    private func golden(_ arguments: [String], _ name: String, _ fixture: ReaderFixture,
-                        sourceLocation: SourceLocation = #_sourceLocation) async {
-        let result = await runCLI(arguments)
-        #expect(result.code == 0, "\(arguments): \(result.error)", sourceLocation: sourceLocation)
-        #expect(result.error.isEmpty, sourceLocation: sourceLocation)
-        Golden.check(result.output, name, directory: fixture.directory, sourceLocation: sourceLocation)
-    }
-
     @Test func inspect() async throws {
         let fixture = try await ReaderFixture()
-        await golden(["inspect", fixture.store], "inspect.txt", fixture)
-        await golden(["inspect", fixture.store, "--json"], "inspect.json", fixture)
+        await Golden.expect(["inspect", fixture.store], "inspect.txt", fixture)
+        await Golden.expect(["inspect", fixture.store, "--json"], "inspect.json", fixture)
     }
 
     @Test func queryTableAndJSON() async throws {
         let fixture = try await ReaderFixture()
-        await golden(["query", fixture.store, "Article", "--where", "isRead = false AND feedID IN (1, 2)",
-                      "--sort", "published:desc", "--limit", "5"], "query-unread.txt", fixture)
-        await golden(["query", fixture.store, "feeds"], "query-feeds.txt", fixture)
-        await golden(["query", fixture.store, "Article", "--where", "MATCH 'swift*' OR isStarred", "--sort", "id",
-                      "--limit", "3", "--json"], "query-search.json", fixture)
-        await golden(["query", fixture.store, "Article", "--where", "published >= '2024-01-01T01:00:00Z' AND NOT isRead",
-                      "--sort", "feedID", "--sort", "published desc", "--offset", "2", "--limit", "4"], "query-window.txt", fixture)
+        await Golden.expect(["query", fixture.store, "Article", "--where", "isRead = false AND feedID IN (1, 2)",
+                             "--sort", "published:desc", "--limit", "5"], "query-unread.txt", fixture)
+        await Golden.expect(["query", fixture.store, "feeds"], "query-feeds.txt", fixture)
+        await Golden.expect(["query", fixture.store, "Article", "--where", "MATCH 'swift*' OR isStarred", "--sort", "id",
+                             "--limit", "3", "--json"], "query-search.json", fixture)
+        await Golden.expect(["query", fixture.store, "Article", "--where",
+                             "published >= '2024-01-01T01:00:00Z' AND NOT isRead", "--sort", "feedID",
+                             "--sort", "published desc", "--offset", "2", "--limit", "4"], "query-window.txt", fixture)
     }
 
     @Test func queryExplainShape() async throws {
@@ -56,13 +49,14 @@ import Testing
 
     @Test func snapshotInfo() async throws {
         let fixture = try await ReaderFixture()
-        await golden(["snapshot", "info", fixture.snapshot], "snapshot-info.txt", fixture)
-        await golden(["snapshot", "info", fixture.snapshot, "--store", fixture.store, "--json"], "snapshot-info.json", fixture)
+        await Golden.expect(["snapshot", "info", fixture.snapshot], "snapshot-info.txt", fixture)
+        await Golden.expect(["snapshot", "info", fixture.snapshot, "--store", fixture.store, "--json"], "snapshot-info.json",
+                            fixture)
     }
 
     @Test func check() async throws {
         let fixture = try await ReaderFixture()
-        await golden(["check", fixture.store, "--snapshot", fixture.snapshot], "check.txt", fixture)
+        await Golden.expect(["check", fixture.store, "--snapshot", fixture.snapshot], "check.txt", fixture)
     }
 
     @Test func vacuum() async throws {

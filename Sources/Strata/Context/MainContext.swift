@@ -271,7 +271,7 @@ public final class MainContext {
 
     /// The IDs of the held objects that match `query`, in its order and window — what
     /// ``objects(matching:)`` returns, without building any value (Core Data's object-ID fetch):
-    /// for picking objects to act on by ID, such as ``updateAll(_:ids:set:)``. Never runs SQL.
+    /// for picking objects to act on by ID, such as ``updateAll(_:ids:set:author:)``. Never runs SQL.
     public func ids<E: Entity>(matching query: Query<E>) throws -> [E.ID] {
         let table = try graph.table(E.self)
         let resolved = try ResolvedQuery(query, schema: table.schema)

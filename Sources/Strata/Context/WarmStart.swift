@@ -5,7 +5,8 @@ import Foundation
 public enum SnapshotOutcome: Sendable, Hashable, CustomStringConvertible {
     /// Same store, same schema, same generation: the archive was used as is.
     case used
-    /// The database was ahead: the changed objects were read from the change log and merged.
+    /// The database was ahead: the objects the history says changed since were read and merged;
+    /// `changes` counts the object changes read.
     case caughtUp(changes: Int)
     /// The archive was not used; the main context was loaded from SQLite. The error says why
     /// (``StrataError/snapshotRejection``) and what and where (``StrataError/message``).
@@ -64,7 +65,7 @@ extension Store {
     /// the store's queue; both are cheap to check against each other (store identity, schema,
     /// generation), so the archive is validated before the main context shows any of it. Then:
     /// - same store, schema and generation → the archive is used as is;
-    /// - the database is ahead → the objects changed since (from the change log, which also
+    /// - the database is ahead → the objects changed since (from the history, which also
     ///   sees writes made outside Strata) are read and merged as a ``ContextChange/Origin/reload``;
     /// - anything else (missing, truncated, corrupt, another store, another schema, newer than
     ///   the database, change log pruned) → the main context loads its resident entities from SQLite.
@@ -225,24 +226,39 @@ extension Store {
 extension MainContext {
     /// Re-reads every object changed in the store since `token` and merges it (resident
     /// entities: all changes; others: the objects the context holds). Publishes one change with
-    /// origin ``ContextChange/Origin/reload``. Returns the number of log entries applied.
+    /// origin ``ContextChange/Origin/reload``. Returns the number of object changes read.
+    ///
+    /// Reads the store's history (``Store/history(since:entities:authors:excludingAuthors:pageSize:)``,
+    /// a page of transactions at a time) and keeps each object's last operation per entity: memory
+    /// is bounded by the objects changed, not by the history.
     func catchUp(since token: ChangeToken) async throws -> Int {
-        let history = try await store.changes(since: token)
+        var last: [String: [DatabaseValue: LoggedChange.Operation]] = [:]
+        var count = 0
+        for try await transaction in store.history(since: token) {
+            for change in transaction.changes {
+                count += change.ids.count
+                for id in change.ids { last[change.entity, default: [:]][id] = change.operation }
+            }
+        }
         var change = ContextChange(origin: .reload, sequence: graph.mergedSequence)
         for entity in store.registry.types {
-            try await reload(entity.type, history, into: &change)
+            try await reload(entity.type, last[entity.type.entityName] ?? [:], into: &change)
         }
         change.entities = change.entities.filter { !$0.value.isEmpty }
         if !change.isEmpty { publish(change) }
-        return history.changes.count
+        return count
     }
 
-    private func reload<E: Entity>(_ type: E.Type, _ history: ChangeHistory, into change: inout ContextChange) async throws {
-        let (changed, deleted) = history.keys(of: E.entityName)
-        guard !changed.isEmpty || !deleted.isEmpty else { return }
+    /// Re-reads one entity's objects that `operations` last inserted or updated, and removes
+    /// those it last deleted.
+    private func reload<E: Entity>(_ type: E.Type, _ operations: [DatabaseValue: LoggedChange.Operation],
+                                   into change: inout ContextChange) async throws {
+        guard !operations.isEmpty else { return }
         let table = try graph.table(E.self)
-        let ids = changed.compactMap(E.ID.fromDatabaseValue).filter { table.schema.isResident || table.visibleRow($0.databaseValue) != nil }
-        try await reread(E.self, ids: ids, deleted: deleted.compactMap(E.ID.fromDatabaseValue), into: &change)
+        let ids = operations.compactMap { $0.value == .delete ? nil : E.ID.fromDatabaseValue($0.key) }
+            .filter { table.schema.isResident || table.visibleRow($0.databaseValue) != nil }
+        let deleted = operations.compactMap { $0.value == .delete ? E.ID.fromDatabaseValue($0.key) : nil }
+        try await reread(E.self, ids: ids, deleted: deleted, into: &change)
     }
 
     /// Reads `ids` again from the store — in chunks the connection's variable limit allows — and

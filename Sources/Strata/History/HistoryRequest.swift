@@ -12,11 +12,17 @@ struct HistoryRequest: Sendable {
     var excludedAuthors: [String]
     var pageSize: Int
 
-    /// One page of transactions after `position`: those the filters keep, the position the next
+    /// Whether a page that reaches the end also holds the entries no transaction claims yet —
+    /// what other writers committed since a store last looked — as one outside transaction,
+    /// token the newest entry, dated `now`. For a reader that cannot claim them (``StoreInspector``
+    /// is read-only); a store claims them before it reads. Reading on from that token is exact:
+    /// a transaction that later claims them with more is read from the entry after it.
+    var unclaimedDate: Date?
+
+    /// One page of transactions after `position`: those the filters keep, the token the next
     /// page starts after, and whether the history ended within this page.
     /// - Throws: `.historyExpired` when the history was pruned past `position`.
-    func page(after position: Int64, _ connection: Connection, path: String) throws
-        -> (transactions: [HistoryTransaction], position: Int64, isLast: Bool) {
+    func page(after position: Int64, _ connection: Connection, path: String) throws -> HistoryPage {
         try ChangeLog.checkNotExpired(position, connection, path: path)
         var sql = "SELECT generation, first, author, committed_at, origin FROM \(ChangeLog.transactionsTable) WHERE generation > ?"
         var arguments: [DatabaseValue] = [.integer(position)]
@@ -30,15 +36,23 @@ struct HistoryRequest: Sendable {
         }
         sql += " ORDER BY generation LIMIT \(max(1, pageSize))"
         let rows = try connection.rows(sql, arguments)
-        guard let last = rows.last.flatMap({ Int64.fromDatabaseValue($0[0]) }) else { return ([], position, true) }
-        var names: [Int64: String] = [:]
-        for row in try connection.rows("SELECT rowid, name FROM \(SchemaMigrator.entitiesTable)") {
-            if let code = Int64.fromDatabaseValue(row[0]), let name = String.fromDatabaseValue(row[1]) { names[code] = name }
+        let isLast = rows.count < max(1, pageSize)
+        var names: [Int64: String]?
+        func entityNames() throws -> [Int64: String] {
+            if let names { return names }
+            var read: [Int64: String] = [:]
+            for row in try connection.rows("SELECT rowid, name FROM \(SchemaMigrator.entitiesTable)") {
+                if let code = Int64.fromDatabaseValue(row[0]), let name = String.fromDatabaseValue(row[1]) { read[code] = name }
+            }
+            names = read
+            return read
         }
         var transactions: [HistoryTransaction] = []
+        var reached = position
         for row in rows {
             guard let token = Int64.fromDatabaseValue(row[0]), let first = Int64.fromDatabaseValue(row[1]) else { continue }
-            let changes = try entries(from: max(first, position + 1), through: token, names: names, connection)
+            reached = token
+            let changes = try entries(from: max(first, position + 1), through: token, names: try entityNames(), connection)
             if entities != nil, changes.isEmpty { continue }
             transactions.append(HistoryTransaction(
                 token: ChangeToken(generation: token), author: String.fromDatabaseValue(row[2]),
@@ -46,7 +60,19 @@ struct HistoryRequest: Sendable {
                 origin: Int64.fromDatabaseValue(row[4]) == ChangeLog.Origin.store.rawValue ? .store : .outside,
                 changes: changes))
         }
-        return (transactions, last, rows.count < max(1, pageSize))
+        if isLast, let now = unclaimedDate, authors == nil {
+            // The rows were read through the newest transaction: what follows it is unclaimed.
+            let from = max(reached, try ChangeLog.lastTransaction(connection)), newest = try ChangeLog.generation(connection)
+            if newest > from {
+                reached = newest
+                let changes = try entries(from: from + 1, through: newest, names: try entityNames(), connection)
+                if entities == nil || !changes.isEmpty {
+                    transactions.append(HistoryTransaction(token: ChangeToken(generation: newest), author: nil, date: now,
+                                                           origin: .outside, changes: changes))
+                }
+            }
+        }
+        return HistoryPage(transactions: transactions, token: ChangeToken(generation: reached), isLast: isLast)
     }
 
     /// The log entries of one transaction, from `first` through `last`, the filter's entities only.

@@ -34,8 +34,8 @@ public struct HistorySequence: AsyncSequence, Sendable {
         public mutating func next() async throws -> HistoryTransaction? {
             while next == page.count {
                 if isLast { return nil }
-                (page, position, isLast) = try await store.historyPage(after: position, request)
-                next = 0
+                let read = try await store.historyPage(after: position, request)
+                (page, position, isLast, next) = (read.transactions, read.token.generation, read.isLast, 0)
             }
             defer { next += 1 }
             return page[next]

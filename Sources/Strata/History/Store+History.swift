@@ -35,8 +35,7 @@ extension Store {
     }
 
     /// One page of the history (``HistorySequence``), on the queue.
-    func historyPage(after position: Int64, _ request: HistoryRequest) async throws
-        -> (transactions: [HistoryTransaction], position: Int64, isLast: Bool) {
+    func historyPage(after position: Int64, _ request: HistoryRequest) async throws -> HistoryPage {
         try await onQueue { writer in
             // What others committed becomes a transaction before it is read.
             self.takeInOutsideCommits(writer)

@@ -248,16 +248,4 @@ public struct ChangeHistory: Sendable {
     public let changes: [LoggedChange]
     /// The token to pass to ``Store/changes(since:)`` next time.
     public let token: ChangeToken
-
-    /// The keys of one entity's objects that were inserted or updated (and still exist), and
-    /// those deleted, collapsing repeated changes to the same object.
-    public func keys(of entity: String) -> (changed: Set<DatabaseValue>, deleted: Set<DatabaseValue>) {
-        var last: [DatabaseValue: LoggedChange.Operation] = [:]
-        for change in changes where change.entity == entity { last[change.key] = change.operation }
-        var changed: Set<DatabaseValue> = [], deleted: Set<DatabaseValue> = []
-        for (key, operation) in last {
-            if operation == .delete { deleted.insert(key) } else { changed.insert(key) }
-        }
-        return (changed, deleted)
-    }
 }

@@ -8,13 +8,8 @@ extension Store {
     /// that look and nothing more. Called once, at open; ``close()`` stops it. When the directory
     /// cannot be watched the store still takes outside commits in at its next fetch or write.
     func watchOutsideCommits() {
-        let url = URL(fileURLWithPath: path)
-        let name = url.lastPathComponent
         do {
-            let watcher = try FileWatcher(directory: url.deletingLastPathComponent().path,
-                                          names: [name, name + "-wal", name + "-journal"]) { [weak self] in
-                self?.outsideWriteSignalled()
-            }
+            let watcher = try FileWatcher(store: path) { [weak self] in self?.outsideWriteSignalled() }
             outsideWatcher.withLock { $0 = watcher }
         } catch {
             logger.warning("other processes' commits reach the contexts only at the next fetch or write",

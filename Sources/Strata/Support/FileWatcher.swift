@@ -20,11 +20,12 @@ import Foundation
 /// a user few instances (128 by default) and many watches, and an app or a test run may hold many
 /// stores open. A watcher is a registration; ``cancel()`` (or deinit) removes it.
 ///
-/// `@unchecked Sendable` is safe: its one property is a `let` set in `init`; a poll's timer is a
-/// dispatch source, whose `cancel()` libdispatch allows from any thread, and an inotify
-/// registration is removed under `Inotify`'s lock.
+/// `@unchecked Sendable` is safe: its properties are `let`s set in `init`; a poll's timer is a
+/// dispatch source, whose `cancel()` libdispatch allows from any thread, an inotify
+/// registration is removed under `Inotify`'s lock, and the follow-ups keep their state in a `Locked`.
 final class FileWatcher: @unchecked Sendable {
     private let registration: Registration
+    private let followUps: FollowUps?
 
     private enum Registration {
         case inotify(UUID)
@@ -34,8 +35,13 @@ final class FileWatcher: @unchecked Sendable {
     /// Starts watching `directory` for writes to the files called `names`; where there is no
     /// inotify, a slow poll calls `handler` every `pollInterval`.
     /// - Throws: `.cannotOpen` when the directory cannot be watched.
+    /// With `followUpDelays`, `handler` is also called at each of those delays after the last
+    /// write of a burst (``FollowUps``).
     init(directory: String, names: Set<String>, pollInterval: DispatchTimeInterval = .seconds(1),
-         handler: @escaping @Sendable () -> Void) throws {
+         followUpDelays: [DispatchTimeInterval] = [], handler: @escaping @Sendable () -> Void) throws {
+        let followUps = followUpDelays.isEmpty ? nil : FollowUps(delays: followUpDelays, handler)
+        self.followUps = followUps
+        let handler = followUps.map { followUps in { @Sendable in followUps.fired() } } ?? handler
         #if os(Linux)
         registration = .inotify(try Inotify.shared().add(directory: directory, names: names, handler: handler))
         #else
@@ -45,6 +51,24 @@ final class FileWatcher: @unchecked Sendable {
         timer.resume()
         registration = .poll(timer)
         #endif
+    }
+
+    /// After the last write to a store's files seen, the handler is called again at each of these
+    /// delays. A commit becomes visible to readers only when its writer updates the WAL index in
+    /// the `-shm` file — mapped memory, whose writes inotify does not report — after the WAL write
+    /// that woke the watch and, with `synchronous = FULL`, after an fsync: a read at the wake
+    /// alone can miss it.
+    static let storeFollowUpDelays: [DispatchTimeInterval] = [.milliseconds(10), .milliseconds(100), .seconds(1)]
+
+    /// Watches a store's database file and its companions (`-wal`, `-journal`): every commit to
+    /// the file writes one of them; the handler is called again after a burst of writes
+    /// (``storeFollowUpDelays``). The one rule for what to watch, for ``Store`` and
+    /// ``StoreInspector`` alike.
+    convenience init(store path: String, handler: @escaping @Sendable () -> Void) throws {
+        let url = URL(fileURLWithPath: path)
+        let name = url.lastPathComponent
+        try self.init(directory: url.deletingLastPathComponent().path, names: [name, name + "-wal", name + "-journal"],
+                      followUpDelays: Self.storeFollowUpDelays, handler: handler)
     }
 
     /// Stops watching: no handler call starts after the shared queue has passed this point (a call
@@ -58,9 +82,48 @@ final class FileWatcher: @unchecked Sendable {
         case .poll(let timer):
             timer.cancel()
         }
+        followUps?.cancel()
     }
 
     deinit { cancel() }
+
+    /// Calls a handler at a write and again after it (at each of `delays`), each later write
+    /// putting the follow-ups off: a burst of writes costs a few calls, and an idle file none.
+    ///
+    /// `@unchecked Sendable` is safe: `handler`, `delays` and `queue` are immutable and `pending`
+    /// is a `Locked`; a `DispatchWorkItem` may be cancelled from any thread.
+    private final class FollowUps: @unchecked Sendable {
+        private let handler: @Sendable () -> Void
+        private let delays: [DispatchTimeInterval]
+        private let queue = DispatchQueue(label: "strata.file-watcher.follow-ups", qos: .utility)
+        /// The scheduled follow-ups; nil once cancelled.
+        private let pending = Locked<[DispatchWorkItem]?>([])
+
+        init(delays: [DispatchTimeInterval], _ handler: @escaping @Sendable () -> Void) {
+            self.delays = delays
+            self.handler = handler
+        }
+
+        func fired() {
+            let items = delays.map { _ in DispatchWorkItem(block: handler) }
+            let replaced = pending.withLock { pending -> [DispatchWorkItem]? in
+                guard let current = pending else { return nil }
+                pending = items
+                return current
+            }
+            guard let replaced else { return }   // cancelled
+            replaced.forEach { $0.cancel() }
+            handler()
+            for (item, delay) in zip(items, delays) { queue.asyncAfter(deadline: .now() + delay, execute: item) }
+        }
+
+        func cancel() {
+            pending.withLock { pending in
+                pending?.forEach { $0.cancel() }
+                pending = nil
+            }
+        }
+    }
 }
 
 #if os(Linux)

@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Strata
 #if canImport(Glibc)
@@ -14,17 +13,15 @@ import Darwin
 /// While the demo runs, turns Ctrl-C (SIGINT) into a report of what it leaves behind — how many
 /// articles are committed to the store file — and exit status 130.
 ///
-/// SIGINT's default action is set aside (`SIG_IGN`) and the signal is delivered to a dispatch
-/// source instead, so the report runs on an ordinary queue rather than in a signal handler. The
+/// The report runs on an ordinary queue, not in a signal handler (``InterruptSignal``). The
 /// count is read from the file through a separate read-only connection (``StoreInspector``): what
 /// is committed there is what the next launch would find, whatever the main actor is busy with.
 /// The process then ends at once (`_exit`): the store's WAL keeps every committed transaction.
 final class InterruptReporter: @unchecked Sendable {
-    // Safe: `step` is only read or written while `lock` is held; everything else is immutable.
+    // Safe: `step` is only read or written while `lock` is held; `signal` is set once, in `init`.
     private let lock = NSLock()
     private var step = 0
-    private let source: DispatchSourceSignal
-    private let previousAction: (@convention(c) (Int32) -> Void)?
+    private var signal: InterruptSignal?
 
     /// Starts listening for SIGINT until ``cancel()``.
     /// - Parameters:
@@ -32,14 +29,11 @@ final class InterruptReporter: @unchecked Sendable {
     ///   - articles: how many articles the run imports.
     ///   - console: where the report goes (standard error).
     init(store: String, articles: Int, console: Console) {
-        previousAction = signal(SIGINT, SIG_IGN)
-        source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        source.setEventHandler { [weak self] in
+        signal = InterruptSignal { [weak self] in
             console.errorLine("strata: interrupted in step \(self?.currentStep ?? 0) of 7: "
                               + Self.committed(store: store, articles: articles))
             _exit(ExitStatus.interrupted)
         }
-        source.resume()
     }
 
     /// Records the step the demo is in, for the report.
@@ -56,10 +50,7 @@ final class InterruptReporter: @unchecked Sendable {
     }
 
     /// Stops listening and gives SIGINT its previous action back.
-    func cancel() {
-        source.cancel()
-        signal(SIGINT, previousAction)
-    }
+    func cancel() { signal?.cancel() }
 
     /// What the store file holds: `12,000 of 60,000 articles were committed to PATH`.
     static func committed(store: String, articles: Int) -> String {

@@ -19,6 +19,8 @@ enum Golden {
                 ("^(created +)\\S+$", "$1<TIME>"),
                 ("(\"createdAt\": )\"[^\"]*\"", "$1\"<TIME>\""),
                 ("(\"appliedAt\": )\"[^\"]*\"", "$1\"<TIME>\""),
+                ("^(token [0-9]+  )\\S+", "$1<TIME>"),
+                ("(\"date\":)\"[^\"]*\"", "$1\"<TIME>\""),
                 ("^(  )[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z?(?= )", "$1<TIME>"),
                 ("-?[0-9]+(\\.[0-9]+)? (B|KiB|MiB|GiB)\\b", "<SIZE>"),
                 ("[0-9]+\\.[0-9]×", "<RATIO>"),
@@ -54,5 +56,18 @@ enum Golden {
             return
         }
         #expect(normalized == expected, "differs from Golden/\(name)", sourceLocation: sourceLocation)
+    }
+}
+
+extension Golden {
+    /// Runs `strata arguments` in-process on `fixture` and expects status 0, nothing on standard
+    /// error, and standard output equal to `Golden/<name>`.
+    @MainActor
+    static func expect(_ arguments: [String], _ name: String, _ fixture: ReaderFixture,
+                       sourceLocation: SourceLocation = #_sourceLocation) async {
+        let result = await runCLI(arguments)
+        #expect(result.code == 0, "\(arguments): \(result.error)", sourceLocation: sourceLocation)
+        #expect(result.error.isEmpty, sourceLocation: sourceLocation)
+        check(result.output, name, directory: fixture.directory, sourceLocation: sourceLocation)
     }
 }

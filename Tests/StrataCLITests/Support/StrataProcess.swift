@@ -85,6 +85,32 @@ final class StrataProcess {
         return true
     }
 
+    /// ``readOutput(until:)`` bounded and off Swift's cooperative threads (``offThread(_:)``):
+    /// when `seconds` (times ``waitScale``) pass first, the child is killed, which closes its
+    /// output and ends the read with false.
+    func readOutput(within seconds: Double, until condition: @escaping @Sendable (String) -> Bool) async -> Bool {
+        let handoff = Handoff(process: self), pid = process.processIdentifier
+        return await offThread {
+            let timeout = DispatchWorkItem { _ = kill(pid, SIGKILL) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds * waitScale, execute: timeout)
+            defer { timeout.cancel() }
+            return handoff.process.readOutput(until: condition)
+        }
+    }
+
+    /// ``finish()`` off Swift's cooperative threads.
+    func finished() async throws -> Result {
+        let handoff = Handoff(process: self)
+        return try await offThread { Swift.Result { try handoff.process.finish() } }.get()
+    }
+
+    /// The process, handed to a thread of its own while the caller awaits it: `@unchecked` is
+    /// safe because the awaiting caller does not use the process until that thread is done with
+    /// it, so one thread at a time uses it.
+    private struct Handoff: @unchecked Sendable {
+        let process: StrataProcess
+    }
+
     /// Sends SIGINT, as Ctrl-C in a terminal does.
     func interrupt() { process.interrupt() }
 

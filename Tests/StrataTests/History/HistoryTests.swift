@@ -77,6 +77,33 @@ import Testing
         try await store.close()
     }
 
+    /// The main context's bulk operations pass their `author:` to the store's: each is one
+    /// transaction under it, or under the context's name when none is given, as its saves are.
+    @MainActor @Test func theMainContextsBulkOperationsRecordTheAuthorGiven() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await openStore(directory.path("s.sqlite"))
+        let main = store.mainContext
+        var seed = ChangeSet()
+        for index in 0..<6 { seed.insert(Article.make(index)) }
+        try await store.submit(seed).committed()
+        let start = try await store.currentChangeToken()
+        try await main.updateAll(Article.self, ids: ["article-0", "article-1"], set: ["isRead": true], author: "sync")
+        try await main.updateAll(Article.self, where: Attribute("id") == "article-2", set: ["isStarred": true],
+                                 author: "reader")
+        try await main.deleteAll(Article.self, ids: ["article-3"], author: "sync")
+        try await main.deleteAll(Article.self, where: Attribute("id") == "article-4", author: "cleanup")
+        try await main.deleteAll(Article.self, ids: ["article-5"])
+        try await store.persist()
+
+        let transactions = try await read(store, since: start)
+        #expect(transactions.map(\.author) == ["sync", "reader", "sync", "cleanup", "main"])
+        #expect(transactions.map { $0.changes.map(described) } == [
+            ["update Article 'article-0','article-1' [isRead]"], ["update Article 'article-2' [isStarred]"],
+            ["delete Article 'article-3'"], ["delete Article 'article-4'"], ["delete Article 'article-5'"],
+        ])
+        try await store.close()
+    }
+
     @Test func aBulkOperationIsOneEntryListingWhatItMatched() async throws {
         let directory = try TemporaryDirectory()
         let log = StatementLog()

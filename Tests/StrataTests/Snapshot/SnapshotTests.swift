@@ -110,6 +110,11 @@ struct ArchivedTag: Entity, Equatable {
             changes.delete(ResidentArticle.self, id: "r-7")
             changes.updateAll(ResidentArticle.self, ids: ["r-10", "r-11"], set: ["isStarred": true])
             try store.submit(changes)
+            // An object inserted and then deleted: its last operation counts.
+            var later = ChangeSet()
+            later.insert(ResidentArticle(9_001))
+            try store.submit(later)
+            try store.deleteAll(ResidentArticle.self, ids: ["r-9001"])
             try await store.persist()
             // Ahead through raw SQL, as another process or the sqlite3 shell would write.
             try await store.write { db in
@@ -129,6 +134,7 @@ struct ArchivedTag: Entity, Equatable {
         let main = warm.mainContext
         #expect(main.object(ResidentArticle.self, id: "r-5")?.isRead == true)
         #expect(main.object(ResidentArticle.self, id: "r-9000") != nil)
+        #expect(main.object(ResidentArticle.self, id: "r-9001") == nil)
         #expect(main.object(ResidentArticle.self, id: "r-7") == nil)
         #expect(main.object(ResidentArticle.self, id: "r-10")?.isStarred == true)
         #expect(main.object(ResidentArticle.self, id: "r-20")?.title == "edited outside")
