@@ -97,4 +97,42 @@ struct CrashItem: Entity, Equatable {
         }
         try await warm.store.close()
     }
+
+    /// Another process committing batch after batch into a file this process has open, killed at
+    /// random moments: the main context is told only of whole batches (each is one transaction),
+    /// live and after the kill, and ends holding exactly what the file holds.
+    @Test(.hangWatchdog)
+    func aWriterKilledMidTransactionShowsNothingPartial() async throws {
+        let directory = try TemporaryDirectory()
+        let db = directory.path("shared.sqlite"), snapshot = directory.path("shared.snapshot")
+        var (random, seed) = SeededRandom.forTest(#function)
+        let store = try await Store.open(at: db, entities: [CrashItem.self])
+        let main = store.mainContext
+        var partial: [String] = []
+        var remote = 0
+        let observation = main.onChange { change in
+            if change.origin == .remote { remote += 1 }
+            for (batch, members) in Dictionary(grouping: change.inserted(CrashItem.self), by: { $0.split(separator: "-")[0] })
+            where members.count != CrashItem.perBatch {
+                partial.append("\(batch): \(members.count) of \(CrashItem.perBatch) told (\(change.origin))")
+            }
+        }
+        defer { observation.cancel() }
+        for round in 0..<5 {
+            let run = try ProbeRun(["import-loop", db, snapshot, "normal"])
+            _ = await run.lines(withPrefix: "ack ", count: Int.random(in: 1...4, using: &random))
+            try await Task.sleep(nanoseconds: UInt64.random(in: 0..<20_000_000, using: &random))   // a random moment
+            await run.killed()
+            // A fetch takes in whatever the killed writer committed, as the watcher would.
+            let stored = try await store.fetch(Query<CrashItem>())
+            #expect(main.objects(CrashItem.self) == stored.sorted { $0.id < $1.id }, "round \(round) (seed \(seed))")
+            for (batch, members) in Dictionary(grouping: stored, by: \.batch) where members.count != CrashItem.perBatch {
+                Issue.record("round \(round) (seed \(seed)): batch \(batch) is partial in the file (\(members.count))")
+            }
+        }
+        print("5 kills: \(main.registeredCount(CrashItem.self) / CrashItem.perBatch) whole batches, \(remote) remote changes")
+        #expect(partial.isEmpty, "seed \(seed): partial batches told to the main context: \(partial)")
+        #expect(main.registeredCount(CrashItem.self) >= CrashItem.perBatch, "seed \(seed): the writer committed nothing")
+        try await store.close()
+    }
 }
