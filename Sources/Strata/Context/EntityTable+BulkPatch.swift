@@ -66,7 +66,7 @@ extension EntityTable {
     /// ``mergeRow(_:found:sequence:isOwn:registersNew:policy:changes:)`` does for a whole row.
     func patch(_ slot: Int, key: DatabaseValue, _ patch: inout BulkPatch, sequence: UInt64,
                        changes: inout ContextChange.EntityChanges) {
-        guard saved.version(at: slot) <= sequence else { return }
+        guard records.version(at: slot) <= sequence else { return }
         mutationCount &+= 1
         patch.changed.removeAll(keepingCapacity: true)
         for (number, (position, value)) in patch.assignments.enumerated() where !saved.cellEquals(value, at: slot, position) {
@@ -80,12 +80,13 @@ extension EntityTable {
                 for move in patch.moves.indices { indexes[patch.moves[move].index].record(slot, row: row, in: &patch.moves[move].moves) }
             }
             for number in patch.changed { saved.setValue(patch.assignments[number].value, at: slot, patch.assignments[number].position) }
+            values.forget(slot)
             if patch.changed.contains(where: { patch.sorts[$0] }) { ordered?.touch(slot) }
             if let oldText { fullText?.replace(slot, old: oldText, new: saved.rowView(at: slot)) }
         }
-        saved.setVersion(sequence, at: slot)
+        records.setVersion(sequence, at: slot)
         clock += 1
-        saved.setLastUse(clock, at: slot)
+        records.setLastUse(clock, at: slot)
         let names = patch.changed.count == patch.assignments.count
             ? patch.names : Set(patch.changed.map { schema.attributes[patch.assignments[$0].position].name })
         changes.update(key, keys: names)

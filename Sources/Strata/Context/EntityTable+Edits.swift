@@ -6,15 +6,15 @@ extension EntityTable {
     /// The version and row an edit of `key` is based on: what the caller last read.
     private func readBase(_ key: DatabaseValue) -> (version: UInt64, row: [DatabaseValue])? {
         guard let slot = saved.slot(of: key) else { return nil }
-        let read = saved.readVersion(at: slot), version = saved.version(at: slot)
+        let read = records.readVersion(at: slot), version = records.version(at: slot)
         if read > 0, read < version { return (read, staleReads[key] ?? saved.row(at: slot)) }
         return (version, saved.row(at: slot))
     }
 
     /// An edit made on a copy older than the one held since: a conflict with that newer copy.
     func resolveStaleRead(_ edit: inout Edit, key: DatabaseValue, policy: MergePolicy) throws {
-        guard let slot = saved.slot(of: key), edit.baseVersion < saved.version(at: slot) else { return }
-        try resolve(&edit, remote: saved.row(at: slot), sequence: saved.version(at: slot), policy: policy)
+        guard let slot = saved.slot(of: key), edit.baseVersion < records.version(at: slot) else { return }
+        try resolve(&edit, remote: saved.row(at: slot), sequence: records.version(at: slot), policy: policy)
     }
 
     // MARK: Local edits
@@ -170,7 +170,7 @@ extension EntityTable {
             edits[key] = nil
             return
         case .reapplyEdit:
-            let stored = saved.slot(of: key).map { (version: saved.version(at: $0), row: saved.row(at: $0)) }
+            let stored = saved.slot(of: key).map { (version: records.version(at: $0), row: saved.row(at: $0)) }
             edit.isConflicted = false
             edit.baseVersion = stored?.version ?? 0
             if let local = edit.row {

@@ -130,7 +130,7 @@ extension EntityTable {
             var changes = ContextChange.EntityChanges()
             for row in 0..<block.count {
                 let key = block.key(at: row)
-                if let slot = saved.slot(of: key), saved.version(at: slot) >= sequence { continue }
+                if let slot = saved.slot(of: key), records.version(at: slot) >= sequence { continue }
                 if let deleted = deletions[key], deleted > sequence { continue }
                 try mergeRow(block.row(at: row), sequence: sequence, isOwn: false, registersNew: true, policy: policy,
                              changes: &changes)
@@ -143,7 +143,9 @@ extension EntityTable {
                                               fullText: Self.fullTextIndex(of: schema, slots: 0..<block.count,
                                                                            row: block.rowView(at:)))
             : nil
-        saved.adopt(block, version: sequence)
+        saved.adopt(block)
+        records.adopt(count: saved.slotCount, version: sequence)
+        values.removeAll()
         if let indexes {
             self.indexes = indexes.hashed
             ordered = indexes.ordered

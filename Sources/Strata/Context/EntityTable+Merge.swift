@@ -17,7 +17,8 @@ extension EntityTable {
     /// the clock, in the order they were claimed.
     func writeNewRows(_ cells: CellRows, rows: [Int], at slots: [Int], base: UInt64, version: UInt64) {
         mutationCount &+= 1
-        saved.writeNew(cells, rows: rows, at: slots, base: base, version: version, firstUse: clock + 1)
+        saved.writeNew(cells, rows: rows, at: slots, base: base)
+        records.wroteNew(at: slots, version: version, firstUse: clock + 1)
         clock += UInt64(slots.count)
         touchNew(slots, rows: rows, of: cells)
         if indexesEnabled { for index in indexes.indices { indexes[index].insertNew(slots, of: saved) } }
@@ -97,7 +98,7 @@ extension EntityTable {
         let slot = found.slot
         // Strictly newer copies win; operations of the same change set all apply, in order. A
         // copy read before a deletion merged since (catch-up, corrections) stays deleted.
-        if let slot, saved.version(at: slot) > sequence { return }
+        if let slot, records.version(at: slot) > sequence { return }
         if slot == nil, let deleted = deletions[key], deleted > sequence { return }
         guard slot != nil || registersNew || edits[key] != nil else { return }
         if var edit = edits[key], sequence > edit.baseVersion {
@@ -123,7 +124,7 @@ extension EntityTable {
     private func mergeDeletion(_ key: DatabaseValue, sequence: UInt64, isOwn: Bool, policy: MergePolicy,
                                changes: inout ContextChange.EntityChanges) {
         let slot = saved.slot(of: key)
-        if let slot, saved.version(at: slot) > sequence { return }
+        if let slot, records.version(at: slot) > sequence { return }
         if var edit = edits[key], sequence > edit.baseVersion, !isOwn {
             switch policy {
             case .localWins:

@@ -39,9 +39,11 @@ extension EntityTable {
     private func savedValue<E: Entity>(_ type: E.Type, at slot: Int) throws -> E {
         // Every value this table keeps is a `KeptValue<E>` of its entity type, made here.
         precondition(entityType == E.self, "\(E.self) read from the table of \(entityType)")
-        if let kept = saved.cachedValue(at: slot) { return unsafeDowncast(kept, to: KeptValue<E>.self).value }
+        if let kept = values.value(at: slot, version: records.version(at: slot)) {
+            return unsafeDowncast(kept, to: KeptValue<E>.self).value
+        }
         let value = try cellDecoder.decode(E.self, from: saved.rowView(at: slot))
-        if saved.keepsValues { saved.cacheValue(KeptValue(value), at: slot) }
+        if values.limit > 0 { values.keep(KeptValue(value), at: slot, version: records.version(at: slot), lastUses: records.lastUses) }
         return value
     }
 

@@ -29,6 +29,16 @@ final class EntityTable {
     /// The app's type for this entity (the one type that may use its name).
     let entityType: any Entity.Type
     let saved: ColumnTable
+    /// Per slot of `saved`, what the engine keeps beside the row: versions, reads, last uses.
+    ///
+    /// `@exclusivity(unchecked)`, like the cells it goes with (``ColumnTable``): it is touched on
+    /// every slot a merge writes, and no two accesses can overlap — the table is confined to one
+    /// context's isolation, the records are plain integers, and each access is one call into
+    /// ``SlotRecords``, which runs no code of the table's or the app's while it holds the access.
+    @exclusivity(unchecked) var records = SlotRecords()
+    /// Values built from saved copies, kept while their rows are unchanged (``ValueCache``).
+    /// Checked: it holds app values, and dropping one may run app code (a deinit).
+    var values: ValueCache
     var edits: [DatabaseValue: Edit] = [:] {
         didSet { mutationCount &+= 1 }
     }
@@ -77,7 +87,8 @@ final class EntityTable {
     init(type: any Entity.Type, schema: EntitySchema, valueCacheLimit: Int) {
         self.entityType = type
         self.schema = schema
-        self.saved = ColumnTable(schema: schema, valueCacheLimit: valueCacheLimit)
+        self.saved = ColumnTable(schema: schema)
+        self.values = ValueCache(limit: valueCacheLimit)
     }
 
     /// A copy of `other` that shares its storage until either is written (see
@@ -88,6 +99,10 @@ final class EntityTable {
         entityType = other.entityType
         schema = other.schema
         saved = other.saved.copy()
+        records = other.records
+        // The copy starts without built values: `replayReads(of:)` takes them over when it
+        // replaces `other`.
+        values = ValueCache(limit: other.values.limit)
         edits = other.edits
         staleReads = other.staleReads
         deletions = other.deletions
@@ -116,11 +131,12 @@ final class EntityTable {
     /// Marks the saved copy in `slot` as read by the caller now (its version is what an edit
     /// made from it is based on, and it is recently used).
     func markRead(_ slot: Int) {
-        if readLog != nil { readLog!.append(ReadMark(key: saved.key(at: slot), slot: slot, version: saved.version(at: slot))) }
+        if readLog != nil { readLog!.append(ReadMark(key: saved.key(at: slot), slot: slot, version: records.version(at: slot))) }
         clock += 1
-        saved.setLastUse(clock, at: slot)
-        if saved.readVersion(at: slot) != saved.version(at: slot) {
-            saved.setReadVersion(saved.version(at: slot), at: slot)
+        records.setLastUse(clock, at: slot)
+        let version = records.version(at: slot)
+        if records.readVersion(at: slot) != version {
+            records.setReadVersion(version, at: slot)
             if !staleReads.isEmpty { staleReads[saved.key(at: slot)] = nil }
         }
     }
@@ -133,17 +149,20 @@ final class EntityTable {
     /// The values `old` kept built come along (a value whose copy the merge replaced is never
     /// handed out: ``ColumnTable/takeCachedValues(from:)``).
     func replayReads(of old: EntityTable) {
-        saved.takeCachedValues(from: old.saved)
+        // A value whose row the merge wrote is never handed out: the merge wrote it at its change
+        // set's sequence, newer than any version `old` held (`cachedValue` compares them).
+        values = old.values
+        old.values.removeAll()
         clock = max(clock, old.clock)
         for mark in old.readLog ?? [] {
             guard let slot = saved.slot(of: mark.key) else { continue }
-            if saved.version(at: slot) == mark.version {
+            if records.version(at: slot) == mark.version {
                 markRead(slot)
                 continue
             }
             clock += 1
-            saved.setLastUse(clock, at: slot)
-            saved.setReadVersion(mark.version, at: slot)
+            records.setLastUse(clock, at: slot)
+            records.setReadVersion(mark.version, at: slot)
             staleReads[mark.key] = old.saved.row(at: mark.slot)
         }
     }
@@ -187,21 +206,29 @@ final class EntityTable {
         let key = key(of: row)
         let (slot, isNew) = claimed
         if isNew {
-            saved.write(row, at: slot, version: version)
+            records.claim(slot)
+            saved.write(row, at: slot)
+            records.setVersion(version, at: slot)
+            values.forget(slot)
             if indexesEnabled { for index in indexes.indices { indexes[index].insertNew(slot, row: row) } }
             fullText?.insert(slot, row: row)
             ordered?.touch(slot)
         } else {
             keepReadCopy(slot, key: key, replacedAt: version)
-            rewrite(slot, changed: changed, newRow: row) { saved.write(row, at: slot, version: version) }
+            rewrite(slot, changed: changed, newRow: row) {
+                saved.write(row, at: slot)
+                records.setVersion(version, at: slot)
+                values.forget(slot)
+            }
         }
         clock += 1
-        saved.setLastUse(clock, at: slot)
+        records.setLastUse(clock, at: slot)
     }
 
     /// Makes room in the saved copies for `count` new objects, in bulk.
     func reserve(forNew count: Int) {
         saved.addFreeSlots(count)
+        records.grow(to: saved.slotCount)
     }
 
     func remove(_ key: DatabaseValue, sequence: UInt64) {
@@ -220,6 +247,7 @@ final class EntityTable {
             fullText?.remove(slot, row: view)
         }
         ordered?.touch(slot)
+        values.forget(slot)
         saved.remove(at: slot)
     }
 
@@ -227,8 +255,8 @@ final class EntityTable {
     /// about to be replaced by the copy at `version`: an edit made from the copy read is based
     /// on it, not on what was merged after the read.
     func keepReadCopy(_ slot: Int, key: DatabaseValue, replacedAt version: UInt64) {
-        let read = saved.readVersion(at: slot)
-        if read > 0, read == saved.version(at: slot), version > read, staleReads[key] == nil {
+        let read = records.readVersion(at: slot)
+        if read > 0, read == records.version(at: slot), version > read, staleReads[key] == nil {
             staleReads[key] = saved.row(at: slot)
         }
     }
@@ -309,7 +337,7 @@ final class EntityTable {
         let candidates = saved.liveSlots.filter { slot in
             let key = saved.key(at: slot)
             return edits[key] == nil && !protected.contains(key)
-        }.sorted { saved.lastUse(at: $0) < saved.lastUse(at: $1) }
+        }.sorted { records.lastUse(at: $0) < records.lastUse(at: $1) }
         let excess = saved.count - limit
         for slot in candidates.prefix(excess) { forget([saved.key(at: slot)]) }
         return min(excess, candidates.count)

@@ -48,6 +48,7 @@ struct RunMerge {
     mutating func merge(into changes: inout ContextChange.EntityChanges) throws {
         let saves = operations[run].count(where: \.isSave)
         let firstProvided = registersNew && saves > 0 ? table.saved.provideFreeSlots(saves) : nil
+        if firstProvided != nil { table.records.grow(to: table.saved.slotCount) }
         if registersNew { changes.reserveInserts(saves) }
         insertsLater = registersNew && saves == run.count && changes.isEmpty ? Self.cellsOfEverySave(operations, run) : nil
         defer {
@@ -143,7 +144,9 @@ struct RunMerge {
         if batch?.cells !== cells { takeNewRows() }
         let base = batch?.base ?? table.saved.arenaBase(for: cells)
         batch = (cells, base)
-        newSlots.append(table.saved.claimNew(found, cells: cells, row: row, base: base))
+        let slot = table.saved.claimNew(found, cells: cells, row: row, base: base)
+        table.records.claim(slot)
+        newSlots.append(slot)
         newRows.append(row)
     }
 

@@ -8,16 +8,16 @@ import Foundation
 /// one arena, in pages that copies of the table share (``PagedArena``: a copy that writes copies
 /// at most one page). A row lives in a slot (an `Int`, stable while the row lives): a removed
 /// row's slot goes on a free list and the next new key reuses it. A primary-key hash
-/// (``KeyHash``, over the key cells' bytes) maps each key to its slot, and each slot keeps the
-/// engine's bookkeeping (`version`, `readVersion`, `lastUse`) in per-slot arrays. Columns and
-/// bookkeeping are ``PagedArray``s: a copy of the table that writes copies only the pages it
-/// writes. Storing a row costs no heap allocation of its own.
+/// (``KeyHash``, over the key cells' bytes) maps each key to its slot. Columns are
+/// ``PagedArray``s: a copy of the table that writes copies only the pages it writes. Storing a
+/// row costs no heap allocation of its own. What the context engine keeps per slot — versions,
+/// reads, last uses, values built from rows — is not here: ``EntityTable`` keeps it
+/// (``SlotRecords``, ``ValueCache``) beside the table.
 ///
 /// ```swift
 /// let table = ColumnTable(schema: schema)
-/// let slot = table.upsert([.integer(1), .text("Hello")], version: 7)
+/// let slot = table.upsert([.integer(1), .text("Hello")])
 /// table.value(at: slot, 1)   // .text("Hello")
-/// table.version(at: slot)    // 7
 /// ```
 ///
 /// Values come back exactly as they went in: the storage class is the value's own, whatever the
@@ -45,16 +45,15 @@ final class ColumnTable {
     /// The entity whose rows the table holds; rows are in its attribute order.
     let schema: EntitySchema
 
-    // The cells and the bookkeeping below are `@exclusivity(unchecked)`: Swift checks each access
-    // to a class's stored property at run time, and those checks were 18% of the instructions of
-    // merging 10,000 new rows (several per cell and per slot). Dropping them is safe because no
+    // The cells and the slot bookkeeping below are `@exclusivity(unchecked)`: Swift checks each
+    // access to a class's stored property at run time, several per cell and per slot of a merge
+    // of new rows — a large part of its instructions. Dropping them is safe because no
     // two accesses to one of these properties can overlap: they are written only by this
     // class's methods, on the one isolation that owns the table; they hold plain data (cells,
     // bytes, integers — no app value, so no deinit of app code runs while one is accessed); and
     // no method runs code outside this file's helpers (`Column`, `PagedArray`, `PagedArena`, `KeyHash`,
     // `KeyProbe`, `RowOrder`, all of which take what they need as arguments) while an access is
-    // open — `withCells(_:)` and `order(by:)` hand out copies. The value cache, which holds app
-    // values, stays checked.
+    // open — `withCells(_:)` and `order(by:)` hand out copies.
     /// The number of live rows.
     @exclusivity(unchecked) private(set) var count = 0
     /// The arena bytes no live cell points at.
@@ -68,21 +67,13 @@ final class ColumnTable {
     @exclusivity(unchecked) private var liveFlags = PagedArray<Bool>()
     /// Free slots, reused last freed first.
     @exclusivity(unchecked) private var freeSlots: [Int] = []
-    @exclusivity(unchecked) private var versions = PagedArray<UInt64>()
-    @exclusivity(unchecked) private var readVersions = PagedArray<UInt64>()
-    @exclusivity(unchecked) private var lastUses = PagedArray<UInt64>()
     /// The page of change-set cells last taken into the arena and its base (``arenaBase(for:)``),
     /// until the arena is replaced.
     @exclusivity(unchecked) private var takenPage: (page: ArenaPage, base: UInt64)?
-    /// Values built from rows, kept while their rows are unchanged (``ValueCache``).
-    private var values: ValueCache
-
-    /// An empty table for `schema`'s rows, keeping at most `valueCacheLimit` values built from
-    /// them (``cacheValue(_:at:)``).
-    init(schema: EntitySchema, valueCacheLimit: Int = 0) {
+    /// An empty table for `schema`'s rows.
+    init(schema: EntitySchema) {
         self.schema = schema
         self.columns = Array(repeating: Column(), count: schema.attributes.count)
-        self.values = ValueCache(limit: valueCacheLimit)
     }
 
     /// The arena's size in bytes: live and garbage.
@@ -157,67 +148,21 @@ final class ColumnTable {
     /// The row in `slot` as a ``RowSource`` that reads each cell only when asked.
     func rowView(at slot: Int) -> RowView { RowView(table: self, slot: slot) }
 
-    // MARK: Values built from rows
-
-    /// The value built from the row in `slot` (a live slot) and kept (in a ``KeptValue`` of the
-    /// entity's type), if the row has not changed since.
-    func cachedValue(at slot: Int) -> AnyObject? {
-        values.value(at: slot, version: versions[slot])
-    }
-
-    /// Keeps `value` (a ``KeptValue`` of the entity's type), just built from the row in `slot`
-    /// (a live slot), until the row changes or the cache drops it (the least recently used go
-    /// first).
-    func cacheValue(_ value: AnyObject, at slot: Int) {
-        values.keep(value, at: slot, version: versions[slot], lastUses: lastUses)
-    }
-
-    /// How many built values the table keeps.
-    var cachedValueCount: Int { values.count }
-    /// Whether the table keeps built values at all (a limit above 0).
-    var keepsValues: Bool { values.limit > 0 }
-
-    /// Takes the values `other` kept, when this table is a ``copy()`` of `other` that has merged
-    /// a change set since and replaces it: a value whose row this table wrote is never handed
-    /// out, because the merge wrote it at its change set's sequence, newer than any version
-    /// `other` held (``cachedValue(at:)`` compares them) — a slot freed and reused too.
-    func takeCachedValues(from other: ColumnTable) {
-        values = other.values
-        other.values.removeAll()
-    }
-
-    // MARK: Bookkeeping
-
-    /// The store version the row in `slot` reflects.
-    func version(at slot: Int) -> UInt64 { versions[slot] }
-    func setVersion(_ version: UInt64, at slot: Int) { versions[slot] = version }
-
-    /// The version of the copy last handed out from `slot` (0: never).
-    func readVersion(at slot: Int) -> UInt64 { readVersions[slot] }
-    func setReadVersion(_ version: UInt64, at slot: Int) { readVersions[slot] = version }
-
-    /// When the row in `slot` was last used, on the owner's clock (0: never).
-    func lastUse(at slot: Int) -> UInt64 { lastUses[slot] }
-    func setLastUse(_ tick: UInt64, at slot: Int) { lastUses[slot] = tick }
-
     // MARK: Writing
 
-    /// Stores `row` under its primary key (`row[schema.primaryKeyIndex]`) and returns its slot.
-    ///
-    /// A key already present keeps its slot, its `readVersion` and its `lastUse`; its `version`
-    /// becomes `version`. A new key takes a free slot (or a new one) whose `readVersion` and
-    /// `lastUse` start at 0.
+    /// Stores `row` under its primary key (`row[schema.primaryKeyIndex]`) and returns its slot:
+    /// a key already present keeps its slot; a new key takes a free slot (or a new one).
     ///
     /// - Precondition: `row` has one value per attribute of the schema.
     @discardableResult
-    func upsert(_ row: [DatabaseValue], version: UInt64) -> Int {
+    func upsert(_ row: [DatabaseValue]) -> Int {
         let slot = claim(row[schema.primaryKeyIndex]).slot
-        write(row, at: slot, version: version)
+        write(row, at: slot)
         return slot
     }
 
-    /// The slot of `key`'s row, or a slot claimed for it (`isNew`: free, its cells NULL, its
-    /// `readVersion` and `lastUse` 0) which ``write(_:at:version:)`` must then fill — one hash
+    /// The slot of `key`'s row, or a slot claimed for it (`isNew`: free, its cells NULL) which
+    /// ``write(_:at:)`` must then fill — one hash
     /// lookup either way. Between the two the caller can still read the old row of a key present.
     func claim(_ key: DatabaseValue) -> (slot: Int, isNew: Bool) {
         let found = find(key)
@@ -254,21 +199,15 @@ final class ColumnTable {
         if freeSlots.isEmpty { appendSlot() } else { freeSlots.removeLast() }
         slots.insert(absent.hash, slot: slot, at: absent.bucket)
         liveFlags[slot] = true
-        // Written only when not 0 already (a slot added in bulk is 0): each write checks that
-        // the page is not shared, a read does not.
-        if readVersions[slot] != 0 { readVersions[slot] = 0 }
-        if lastUses[slot] != 0 { lastUses[slot] = 0 }
         count += 1
         return slot
     }
 
-    /// Writes `row` into `slot`, which holds its key (``claim(_:)``), at `version`.
+    /// Writes `row` into `slot`, which holds its key (``claim(_:)``).
     /// - Precondition: `row` has one value per attribute of the schema.
-    func write(_ row: [DatabaseValue], at slot: Int, version: UInt64) {
+    func write(_ row: [DatabaseValue], at slot: Int) {
         precondition(row.count == columns.count,
                      "a row of \(schema.name) has \(columns.count) values, not \(row.count)")
-        versions[slot] = version
-        values.forget(slot)
         garbageByteCount += Self.write(row, at: slot, into: &columns, arena: &arena)
         assert(self.slot(of: row[schema.primaryKeyIndex]) == slot, "a row of \(schema.name) written into another key's slot")
         compactIfNeeded()
@@ -284,7 +223,7 @@ final class ColumnTable {
     /// What turns an offset into `cells`' page into the payload of a cell of this table holding
     /// the same bytes (``PagedArena/take(_:)``): the page is taken on the first call for it, and
     /// again only after the arena was replaced (a compaction keeps none of it that no cell points
-    /// at). Its bytes count as garbage until ``writeNew(_:rows:at:base:version:firstUse:)``
+    /// at). Its bytes count as garbage until ``writeNew(_:rows:at:base:)``
     /// writes the rows holding them.
     func arenaBase(for cells: CellRows) -> UInt64 {
         if let taken = takenPage, taken.page === cells.page { return taken.base }
@@ -295,7 +234,7 @@ final class ColumnTable {
     }
 
     /// A slot claimed for row `row` of `cells`, whose key ``find(_:row:)`` has just found absent,
-    /// as ``claim(_:)`` claims one, its cells NULL until ``writeNew(_:rows:at:base:version:firstUse:)``
+    /// as ``claim(_:)`` claims one, its cells NULL until ``writeNew(_:rows:at:base:)``
     /// writes the row: how a merge takes many new rows, then writes them column by column.
     ///
     /// Meanwhile a later row of `cells` with the same key must find this slot (``find(_:)``
@@ -315,13 +254,12 @@ final class ColumnTable {
     }
 
     /// Writes rows `rows` of `cells` into `slots` — claimed by ``claimNew(_:cells:row:base:)``
-    /// for their keys with the same `base`, nothing else written to them since — at `version`,
-    /// their last uses `firstUse`, `firstUse + 1`, … in order: for each run of consecutive slots
-    /// taking consecutive rows (an import's new rows are one run), each column and bookkeeping
-    /// array is written a page at a time (``PagedArray/update(_:_:)``: one check per page),
-    /// cells copied, text and blob payloads moved by `base`.
+    /// for their keys with the same `base`, nothing else written to them since: for each run of
+    /// consecutive slots taking consecutive rows (an import's new rows are one run), each column
+    /// is written a page at a time (``PagedArray/update(_:_:)``: one check per page), cells
+    /// copied, text and blob payloads moved by `base`.
     /// - Precondition: `cells` has one column per attribute of the schema.
-    func writeNew(_ cells: CellRows, rows: [Int], at slots: [Int], base: UInt64, version: UInt64, firstUse: UInt64) {
+    func writeNew(_ cells: CellRows, rows: [Int], at slots: [Int], base: UInt64) {
         precondition(rows.count == slots.count, "\(rows.count) rows of \(schema.name) for \(slots.count) slots")
         precondition(cells.attributeCount == columns.count,
                      "rows of \(schema.name) with \(cells.attributeCount) values, not \(columns.count)")
@@ -335,10 +273,6 @@ final class ColumnTable {
             var end = start + 1
             while end < slots.count, slots[end] == slots[end - 1] + 1, rows[end] == rows[end - 1] + 1 { end += 1 }
             let slotRun = slots[start]..<slots[start] + (end - start), rowRun = rows[start]..<rows[start] + (end - start)
-            versions.update(slotRun) { part, _ in part.update(repeating: version) }
-            lastUses.update(slotRun) { part, from in
-                for index in part.indices { part[index] = firstUse + UInt64(start + from + index) }
-            }
             for attribute in columns.indices where attribute != skipped {
                 columns[attribute].copyNew(cells, attribute, rows: rowRun, at: slotRun, base: base)
             }
@@ -356,9 +290,6 @@ final class ColumnTable {
         let capacity = liveFlags.count + additional
         for attribute in columns.indices { columns[attribute].reserveCapacity(capacity) }
         liveFlags.reserveCapacity(capacity)
-        versions.reserveCapacity(capacity)
-        readVersions.reserveCapacity(capacity)
-        lastUses.reserveCapacity(capacity)
         slots.reserveCapacity(count + additional)
     }
 
@@ -382,9 +313,6 @@ final class ColumnTable {
         // A free slot's cells are NULL: no arena bytes to account for.
         for attribute in columns.indices { columns[attribute].removeLast(dropped) }
         liveFlags.removeLast(dropped)
-        versions.removeLast(dropped)
-        readVersions.removeLast(dropped)
-        lastUses.removeLast(dropped)
         freeSlots.removeAll { $0 >= end }
     }
 
@@ -397,9 +325,6 @@ final class ColumnTable {
         let first = liveFlags.count
         for attribute in columns.indices { columns[attribute].appendNulls(additional) }
         liveFlags.append(repeating: false, count: additional)
-        versions.append(repeating: 0, count: additional)
-        readVersions.append(repeating: 0, count: additional)
-        lastUses.append(repeating: 0, count: additional)
         freeSlots.append(contentsOf: (first..<first + additional).reversed())
     }
 
@@ -408,7 +333,6 @@ final class ColumnTable {
     func setValue(_ value: DatabaseValue, at slot: Int, _ attribute: Int) {
         precondition(attribute != schema.primaryKeyIndex, "a row's key is not patched in place")
         let (tag, payload, length) = Column.cell(value, arena: &arena)
-        values.forget(slot)
         garbageByteCount += columns[attribute].replace(at: slot, tag: tag, payload: payload, length: length)
         compactIfNeeded()
     }
@@ -457,20 +381,18 @@ final class ColumnTable {
     /// Empties `slot`, whose key has left the hash, and puts it on the free list.
     private func free(_ slot: Int) {
         garbageByteCount += Self.clear(at: slot, in: &columns)
-        values.forget(slot)
         liveFlags[slot] = false
         freeSlots.append(slot)
         count -= 1
         compactIfNeeded()
     }
 
-    /// A table holding the same rows and bookkeeping that shares their storage until either
-    /// table is written: every part is a copy-on-write value, so the copy costs a few retains and
-    /// each part is copied by whichever table writes it first. What a merge prepared off the
-    /// main actor writes to while the main context keeps reading this one. The copy starts
-    /// without built values (``takeCachedValues(from:)`` hands them over when it replaces this one).
+    /// A table holding the same rows that shares their storage until either table is written:
+    /// every part is a copy-on-write value, so the copy costs a few retains and each part is
+    /// copied by whichever table writes it first. What a merge prepared off the main actor writes
+    /// to while the main context keeps reading this one.
     func copy() -> ColumnTable {
-        let copy = ColumnTable(schema: schema, valueCacheLimit: values.limit)
+        let copy = ColumnTable(schema: schema)
         copy.count = count
         copy.garbageByteCount = garbageByteCount
         copy.columns = columns
@@ -478,9 +400,6 @@ final class ColumnTable {
         copy.slots = slots
         copy.liveFlags = liveFlags
         copy.freeSlots = freeSlots
-        copy.versions = versions
-        copy.readVersions = readVersions
-        copy.lastUses = lastUses
         return copy
     }
 
@@ -492,21 +411,17 @@ final class ColumnTable {
         slots.removeAll()
         liveFlags.removeAll()
         freeSlots = []
-        versions.removeAll()
-        readVersions.removeAll()
-        lastUses.removeAll()
-        values.removeAll()
         count = 0
         garbageByteCount = 0
     }
 
     // MARK: Blocks
 
-    /// Takes `block`'s rows, each at `version`. An empty table takes the block's storage as it is
+    /// Takes `block`'s rows. An empty table takes the block's storage as it is
     /// (no cell is copied, no key hashed again); otherwise each row is upserted.
-    func adopt(_ block: consuming ColumnBlock, version: UInt64) {
+    func adopt(_ block: consuming ColumnBlock) {
         guard count == 0 else {
-            for row in 0..<block.count { upsert(block.row(at: row), version: version) }
+            for row in 0..<block.count { upsert(block.row(at: row)) }
             return
         }
         let rows = block.count
@@ -516,19 +431,15 @@ final class ColumnTable {
         guard let adopted = PagedArena(adopting: parts.arena, deferred: parts.deferred) else {
             let block = ColumnBlock(schema: schema, count: rows, columns: parts.columns, arena: parts.arena,
                                     deferred: parts.deferred)
-            for row in 0..<rows { upsert(block.row(at: row), version: version) }
+            for row in 0..<rows { upsert(block.row(at: row)) }
             return
         }
-        values.removeAll()
         columns = parts.columns
         arena = adopted
         takenPage = nil
         slots = parts.keyIndex
         liveFlags = PagedArray(repeating: true, count: rows)
         freeSlots = []
-        versions = PagedArray(repeating: version, count: rows)
-        readVersions = PagedArray(repeating: 0, count: rows)
-        lastUses = PagedArray(repeating: 0, count: rows)
         count = rows
         garbageByteCount = 0
     }
@@ -566,9 +477,6 @@ final class ColumnTable {
     private func appendSlot() {
         for attribute in columns.indices { columns[attribute].appendNull() }
         liveFlags.append(false)
-        versions.append(0)
-        readVersions.append(0)
-        lastUses.append(0)
     }
 
     /// Writes `row` into the cells at `slot` and returns the arena bytes the old values held.

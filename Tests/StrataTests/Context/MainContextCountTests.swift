@@ -202,7 +202,7 @@ import Testing
         var pending: [Int] = []
         func add(_ id: Int) {
             let new = row(id)
-            let slot = table.upsert(new, version: 1)
+            let slot = table.upsert(new)
             rows[slot] = new
             one.insert(slot, row: new)
             if random.next(5) == 0 { together.insertNew(slot, row: new) } else { pending.append(slot) }

@@ -39,7 +39,9 @@ import Testing
         #expect(main.object(ResidentArticle.self, id: "r-9999") == ResidentArticle(9_999))
         let longest = try #require(jobs.map(\.duration).max())
         print("longest main-actor job \(longest) in \(jobs.count) jobs")
-        #expect(longest < Self.generousJobBound, "longest main-actor job \(longest)")
+        // Scaled under a sanitizer (`waitScale`), which slows every job alike; merging in place
+        // would still take several times the scaled bound.
+        #expect(longest < Self.generousJobBound * waitScale, "longest main-actor job \(longest)")
         // The in-memory index follows the adopted tables.
         #expect(try main.count(matching: Query<ResidentArticle>(where: Attribute("feedID") == 3 && Attribute("isRead") == false))
                 == (0..<10_000).filter { ResidentArticle($0).feedID == 3 }.count)

@@ -159,8 +159,8 @@ private struct CachedNote: Entity, Equatable {
         let directory = try TemporaryDirectory()
         let (store, main) = try await seeded(directory, limit: 4)
         for index in 0..<10 { _ = main.object(CachedNote.self, id: "n-\(index)") }
-        let table = try main.graph.table(CachedNote.self).saved
-        #expect(table.cachedValueCount <= 4)
+        let table = try main.graph.table(CachedNote.self)
+        #expect(table.values.count <= 4)
         // The most recently read is kept: reading it again builds nothing.
         #expect(building { _ = main.object(CachedNote.self, id: "n-9") } == 0)
 
@@ -183,39 +183,50 @@ private struct CachedNote: Entity, Equatable {
         try await store.close()
     }
 
-    /// The cache itself: a value is handed out for the version it was built from only, a write
-    /// or removal forgets it, and a full cache keeps the most recently used half.
+    /// The cache itself, as the engine keeps it beside its table: a value is handed out for the
+    /// version it was built from only, a write (even at the same version), a patch or a removal
+    /// forgets it, and a full cache keeps the most recently used half.
     @Test func aTableHandsOutAValueOnlyForTheVersionItWasBuiltFrom() throws {
-        let table = ColumnTable(schema: try SchemaRegistry([CachedNote.self]).schema(for: CachedNote.self), valueCacheLimit: 4)
+        let schema = try SchemaRegistry([CachedNote.self]).schema(for: CachedNote.self)
+        let table = EntityTable(type: CachedNote.self, schema: schema, valueCacheLimit: 4)
         func row(_ index: Int, _ title: String) -> [DatabaseValue] {
             [.text("n-\(index)"), .integer(Int64(index)), .text(title), .integer(0)]
         }
-        let slots = (0..<4).map { table.upsert(row($0, "first"), version: 1) }
-        for (use, slot) in slots.enumerated() {
-            table.setLastUse(UInt64(use + 1), at: slot)
-            table.cacheValue(KeptValue(CachedNote(slot)), at: slot)
+        func merge(_ rows: [[DatabaseValue]], asOf sequence: UInt64) throws {
+            var changes = ContextChange.EntityChanges()
+            try table.reload(rows, deleted: [], asOf: sequence, includeNew: true, policy: .default, into: &changes)
         }
-        #expect(table.cachedValue(at: slots[0]) != nil)
-        table.setVersion(2, at: slots[0])
-        #expect(table.cachedValue(at: slots[0]) == nil, "a newer version of the row")
-        table.write(row(1, "second"), at: slots[1], version: 1)
-        #expect(table.cachedValue(at: slots[1]) == nil, "a rewritten row, even at the same version")
-        table.setValue(.text("patched"), at: slots[2], 2)
-        #expect(table.cachedValue(at: slots[2]) == nil, "a patched cell")
-        table.remove(at: slots[3])
-        let reused = table.upsert(row(7, "new"), version: 1)
-        #expect(reused == slots[3])
-        #expect(table.cachedValue(at: reused) == nil, "a freed slot reused")
+        func slot(_ index: Int) -> Int { table.saved.slot(of: .text("n-\(index)"))! }
+        func cached(_ index: Int) -> Bool {
+            table.values.value(at: slot(index), version: table.records.version(at: slot(index))) != nil
+        }
+        func read(_ index: Int) throws { _ = try table.visible(CachedNote.self, .text("n-\(index)")) }
+
+        try merge((0..<4).map { row($0, "first") }, asOf: 1)
+        for index in 0..<4 { try read(index) }
+        #expect((0..<4).allSatisfy(cached))
+        try merge([row(0, "newer")], asOf: 2)
+        #expect(!cached(0), "a newer version of the row")
+        try merge([row(1, "second")], asOf: 1)
+        #expect(!cached(1), "a rewritten row, even at the same version")
+        var changes = ContextChange.EntityChanges()
+        try table.merge([.bulkUpdate(entity: schema.name, target: .ids([.text("n-2")]),
+                                     assignments: [ChangeSet.Assignment(attribute: "title", value: .text("patched"))])],
+                        run: 0..<1, sequence: 3, isOwn: false, registersNew: true, policy: .default, into: &changes)
+        #expect(!cached(2), "a patched cell")
+        let freed = slot(3)
+        table.forget([.text("n-3")])
+        try merge([row(7, "new")], asOf: 4)
+        #expect(slot(7) == freed)
+        #expect(!cached(7), "a freed slot reused")
 
         // Full (4 kept): keeping a fifth keeps the two most recently used and the new one.
-        for (use, slot) in slots.enumerated() {
-            table.setLastUse(UInt64(10 + use), at: slot)
-            table.cacheValue(KeptValue(CachedNote(slot)), at: slot)
-        }
-        let fifth = table.upsert(row(8, "fifth"), version: 1)
-        table.cacheValue(KeptValue(CachedNote(8)), at: fifth)
-        #expect(table.cachedValueCount == 3)
-        #expect(slots.map { table.cachedValue(at: $0) != nil } == [false, false, true, true])
-        #expect(table.cachedValue(at: fifth) != nil)
+        for index in [0, 1, 2, 7] { try read(index) }
+        #expect(table.values.count == 4)
+        try merge([row(8, "fifth")], asOf: 5)
+        try read(8)
+        #expect(table.values.count == 3)
+        #expect([0, 1, 2, 7].map(cached) == [false, false, true, true])
+        #expect(cached(8))
     }
 }

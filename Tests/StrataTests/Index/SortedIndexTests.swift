@@ -39,7 +39,7 @@ import Testing
             let key = random.next(400)
             switch random.next(4) {
             case 0, 1:
-                index.touch(table.upsert(row(key), version: UInt64(step)))
+                index.touch(table.upsert(row(key)))
             case 2:
                 if let slot = table.remove(key: .text("k-\(key)")) { index.touch(slot) }
             default:
@@ -69,7 +69,7 @@ import Testing
             for _ in 0..<(50 + random.next(200)) {
                 let date: Int64 = random.next(10) == 0 ? -Int64(random.next(100)) : Int64(batch * 1_000 + random.next(20))
                 let row: [DatabaseValue] = [.text("k-\(next)"), .integer(1), .integer(date), .integer(0)]
-                index.touch(table.upsert(row, version: UInt64(batch)))
+                index.touch(table.upsert(row))
                 next += 1
             }
             for _ in 0..<random.next(5) {
@@ -93,7 +93,7 @@ import Testing
         var index = try #require(try SortedIndex(schema: Self.schema))
         var next = 0
         func add(_ published: Int64) {
-            index.touch(table.upsert([.text("k-\(next)"), .integer(1), .integer(published), .integer(0)], version: 1))
+            index.touch(table.upsert([.text("k-\(next)"), .integer(1), .integer(published), .integer(0)]))
             next += 1
         }
         for _ in 0..<(1 + random.next(20)) { add(1_000_000 + Int64(random.next(50))) }   // the newest
@@ -121,7 +121,7 @@ import Testing
         }
         let index = try #require(try SortedIndex.built(over: block, schema: Self.schema))
         let table = ColumnTable(schema: Self.schema)
-        table.adopt(block, version: 1)
+        table.adopt(block)
         #expect(index.slots == reference(table), "seed \(seed)")
     }
 

@@ -14,8 +14,34 @@ private struct ColumnTableRow: Entity {
     var rank: Int?
 }
 
-/// `ColumnTable` holds rows exactly, finds them by key, reuses slots, keeps the engine's
-/// bookkeeping per slot and compacts its arena; checked against a dictionary model.
+/// A `ColumnTable` with the `SlotRecords` the engine keeps beside it, in step as `EntityTable`
+/// keeps them: a new key's slot claimed afresh, a written row's version set, free slots added in
+/// bulk grown into.
+private struct TableWithRecords {
+    let table: ColumnTable
+    var records = SlotRecords()
+
+    mutating func upsert(_ row: [DatabaseValue], version: UInt64) -> Int {
+        let (slot, isNew) = table.claim(row[table.schema.primaryKeyIndex])
+        if isNew { records.claim(slot) }
+        write(row, at: slot, version: version)
+        return slot
+    }
+
+    mutating func write(_ row: [DatabaseValue], at slot: Int, version: UInt64) {
+        table.write(row, at: slot)
+        records.setVersion(version, at: slot)
+    }
+
+    mutating func addFreeSlots(_ count: Int) {
+        table.addFreeSlots(count)
+        records.grow(to: table.slotCount)
+    }
+}
+
+/// `ColumnTable` holds rows exactly, finds them by key, reuses slots and compacts its arena; with
+/// the engine's per-slot records (`SlotRecords`) kept beside it as the engine keeps them, each
+/// slot's version, read version and last use follow it; checked against a dictionary model.
 @Suite struct ColumnTableTests {
     private func makeTable() throws -> ColumnTable {
         ColumnTable(schema: try SchemaRegistry([ColumnTableRow.self]).schema(for: ColumnTableRow.self))
@@ -39,6 +65,7 @@ private struct ColumnTableRow: Entity {
     @Test func randomOperationsMatchADictionaryModel() throws {
         var (random, seed) = SeededRandom.forTest(#function)
         let table = try makeTable()
+        var engine = TableWithRecords(table: table)
         let width = table.schema.attributes.count
         let keyIndex = table.schema.primaryKeyIndex
         var rows: [DatabaseValue: [DatabaseValue]] = [:]
@@ -107,9 +134,9 @@ private struct ColumnTableRow: Entity {
                 #expect(firstDifference(table.row(at: slot), row) == nil, "seed \(seed), step \(step): row of \(key)")
                 let view = table.rowView(at: slot)
                 #expect(firstDifference((0..<width).map { view.value(at: $0) }, row) == nil, "seed \(seed), step \(step)")
-                #expect(table.version(at: slot) == versions[key], "seed \(seed), step \(step)")
-                #expect(table.readVersion(at: slot) == readVersions[key], "seed \(seed), step \(step)")
-                #expect(table.lastUse(at: slot) == lastUses[key], "seed \(seed), step \(step)")
+                #expect(engine.records.version(at: slot) == versions[key], "seed \(seed), step \(step)")
+                #expect(engine.records.readVersion(at: slot) == readVersions[key], "seed \(seed), step \(step)")
+                #expect(engine.records.lastUse(at: slot) == lastUses[key], "seed \(seed), step \(step)")
             }
             let live = table.liveSlots
             #expect(live.count == rows.count, "seed \(seed), step \(step)")
@@ -126,7 +153,7 @@ private struct ColumnTableRow: Entity {
             case 0..<45:   // upsert: a new key or a new row for an existing one
                 let row = newRow(key: key)
                 let existing = table.slot(of: key)
-                let slot = table.upsert(row, version: UInt64(step))
+                let slot = engine.upsert(row, version: UInt64(step))
                 if let existing { #expect(slot == existing, "seed \(seed), step \(step): the key moved") }
                 if rows[key] == nil { readVersions[key] = 0; lastUses[key] = 0 }
                 rows[key] = row
@@ -152,11 +179,13 @@ private struct ColumnTableRow: Entity {
                     guard found.slot == nil else { continue }
                     let batchBase = base ?? table.arenaBase(for: cells)
                     base = batchBase
-                    taken.append((index, table.claimNew(found, cells: cells, row: index, base: batchBase)))
+                    let slot = table.claimNew(found, cells: cells, row: index, base: batchBase)
+                    engine.records.claim(slot)
+                    taken.append((index, slot))
                 }
                 guard let base else { break }
-                table.writeNew(cells, rows: taken.map(\.row), at: taken.map(\.slot), base: base, version: UInt64(step),
-                               firstUse: UInt64(step) * 5)
+                table.writeNew(cells, rows: taken.map(\.row), at: taken.map(\.slot), base: base)
+                engine.records.wroteNew(at: taken.map(\.slot), version: UInt64(step), firstUse: UInt64(step) * 5)
                 for (order, (index, _)) in taken.enumerated() {
                     let key = batch[index][keyIndex]
                     rows[key] = batch[index]
@@ -166,16 +195,17 @@ private struct ColumnTableRow: Entity {
                 }
             case 80..<99:  // the engine's bookkeeping on an existing row
                 guard let slot = table.slot(of: key) else { break }
-                table.setReadVersion(UInt64(step), at: slot)
-                table.setLastUse(UInt64(step) * 3, at: slot)
+                engine.records.setReadVersion(UInt64(step), at: slot)
+                engine.records.setLastUse(UInt64(step) * 3, at: slot)
                 readVersions[key] = UInt64(step)
                 lastUses[key] = UInt64(step) * 3
             default:
                 // Free slots added in bulk, as a save makes room for its new objects: claimed by
                 // the next new keys; nothing a row holds changes.
-                if random.next(2) == 0 { table.addFreeSlots(random.next(6)) }
+                if random.next(2) == 0 { engine.addFreeSlots(random.next(6)) }
                 if random.next(20) == 0 {
                     table.removeAll()
+                    engine.records = SlotRecords()
                     rows.removeAll()
                     versions.removeAll()
                     clearedAll = true
@@ -200,18 +230,19 @@ private struct ColumnTableRow: Entity {
 
     @Test func freeSlotsAddedInBulkAreClaimedLowestFirstByNewKeys() throws {
         let table = try makeTable()
+        var engine = TableWithRecords(table: table)
         func row(_ id: Int64) -> [DatabaseValue] {
             [.integer(id), .integer(id), .real(0.5), .text("n\(id)"), .blob(Data([7])), .null, .null]
         }
-        let first = table.upsert(row(1), version: 1)
-        table.addFreeSlots(3)
+        let first = engine.upsert(row(1), version: 1)
+        engine.addFreeSlots(3)
         #expect(table.count == 1 && table.liveSlots == [first])
         #expect((0..<4).filter(table.isLive) == [first])
         // An existing key keeps its slot; new keys take the added slots in ascending order.
-        #expect(table.upsert(row(1), version: 2) == first)
-        let claimed = (2...4).map { table.upsert(row(Int64($0)), version: 3) }
+        #expect(engine.upsert(row(1), version: 2) == first)
+        let claimed = (2...4).map { engine.upsert(row(Int64($0)), version: 3) }
         #expect(claimed == [first + 1, first + 2, first + 3])
-        #expect(claimed.allSatisfy { table.readVersion(at: $0) == 0 && table.lastUse(at: $0) == 0 && table.version(at: $0) == 3 })
+        #expect(claimed.allSatisfy { engine.records.readVersion(at: $0) == 0 && engine.records.lastUse(at: $0) == 0 && engine.records.version(at: $0) == 3 })
         #expect((2...4).allSatisfy { table.row(at: table.slot(of: .integer(Int64($0)))!) == row(Int64($0)) })
         #expect(table.count == 4 && table.liveSlots == [first] + claimed)
     }
@@ -221,24 +252,29 @@ private struct ColumnTableRow: Entity {
     /// one go — a slot freed earlier (or by the merge itself, before the added ones) stays free.
     @Test func slotsProvidedForSavesAndNotClaimedAreDropped() throws {
         let table = try makeTable()
+        var engine = TableWithRecords(table: table)
         func row(_ id: Int64) -> [DatabaseValue] {
             [.integer(id), .integer(id), .real(0.5), .text("n\(id)"), .blob(Data([7])), .null, .null]
         }
-        for id: Int64 in 1...4 { table.upsert(row(id), version: 1) }
+        for id: Int64 in 1...4 { _ = engine.upsert(row(id), version: 1) }
         let freed = try #require(table.remove(key: .integer(2)))
         // One free slot already: 5 saves need 4 more.
         let first = table.provideFreeSlots(5)
         #expect(first == 4 && table.slotCount == 8)
         let claimed = (10...12).map { table.claim(table.find(.integer($0))) }
         #expect(claimed == [4, 5, 6], "added slots are claimed first, lowest first")
-        for (id, slot) in zip(10..., claimed) { table.write(row(Int64(id)), at: slot, version: 2) }
+        engine.records.grow(to: table.slotCount)
+        for (id, slot) in zip(10..., claimed) {
+            engine.records.claim(slot)
+            engine.write(row(Int64(id)), at: slot, version: 2)
+        }
         table.remove(at: claimed[2])
         table.dropFreeSlots(from: first)
         #expect(table.slotCount == 6, "slot 7 (never claimed) and slot 6 (freed since) dropped")
         #expect(!table.isLive(at: freed) && table.count == 5)
         // The slot freed before stays on the free list: the next new key takes it.
-        #expect(table.upsert(row(20), version: 3) == freed)
-        #expect(table.upsert(row(21), version: 3) == 6, "then a new slot at the end")
+        #expect(engine.upsert(row(20), version: 3) == freed)
+        #expect(engine.upsert(row(21), version: 3) == 6, "then a new slot at the end")
         // Nothing to drop when nothing was added.
         let none = table.provideFreeSlots(0)
         table.dropFreeSlots(from: none)
@@ -248,19 +284,20 @@ private struct ColumnTableRow: Entity {
 
     @Test func aRemovedSlotIsReusedWithFreshBookkeeping() throws {
         let table = try makeTable()
+        var engine = TableWithRecords(table: table)
         func row(_ id: Int64, _ name: String) -> [DatabaseValue] {
             [.integer(id), .integer(id * 10), .real(1.5), .text(name), .blob(Data([1, 2])), .null, .integer(id)]
         }
-        let first = table.upsert(row(1, "one"), version: 1)
-        let second = table.upsert(row(2, "two"), version: 2)
-        let third = table.upsert(row(3, "three"), version: 3)
+        let first = engine.upsert(row(1, "one"), version: 1)
+        let second = engine.upsert(row(2, "two"), version: 2)
+        let third = engine.upsert(row(3, "three"), version: 3)
         #expect(Set([first, second, third]).count == 3)
-        table.setReadVersion(2, at: second)
-        table.setLastUse(99, at: second)
+        engine.records.setReadVersion(2, at: second)
+        engine.records.setLastUse(99, at: second)
 
         // An existing key keeps its slot and the engine's bookkeeping; only the version moves.
-        #expect(table.upsert(row(2, "TWO"), version: 5) == second)
-        #expect(table.version(at: second) == 5 && table.readVersion(at: second) == 2 && table.lastUse(at: second) == 99)
+        #expect(engine.upsert(row(2, "TWO"), version: 5) == second)
+        #expect(engine.records.version(at: second) == 5 && engine.records.readVersion(at: second) == 2 && engine.records.lastUse(at: second) == 99)
         #expect(table.value(at: second, 3) == .text("TWO"))
 
         #expect(table.remove(key: .integer(2)) == second)
@@ -268,10 +305,10 @@ private struct ColumnTableRow: Entity {
         #expect(table.slot(of: .integer(2)) == nil)
         #expect(table.count == 2 && table.liveSlots == [first, third])
 
-        let reused = table.upsert(row(4, "four"), version: 7)
+        let reused = engine.upsert(row(4, "four"), version: 7)
         #expect(reused == second)
         #expect(table.key(at: reused) == .integer(4))
-        #expect(table.version(at: reused) == 7 && table.readVersion(at: reused) == 0 && table.lastUse(at: reused) == 0)
+        #expect(engine.records.version(at: reused) == 7 && engine.records.readVersion(at: reused) == 0 && engine.records.lastUse(at: reused) == 0)
         #expect(table.row(at: reused) == row(4, "four"))
         #expect(table.count == 3 && table.liveSlots == [first, second, third])
         // The replaced and removed bytes are garbage ("two" and its blob, then "TWO" and its blob);
@@ -279,7 +316,7 @@ private struct ColumnTableRow: Entity {
         #expect(table.garbageByteCount == 3 + 2 + 3 + 2)
         #expect(table.arenaByteCount - table.garbageByteCount == "one".utf8.count + "three".utf8.count + "four".utf8.count + 3 * 2)
 
-        let fourth = table.upsert(row(5, "five"), version: 8)
+        let fourth = engine.upsert(row(5, "five"), version: 8)
         #expect(fourth == third + 1)
     }
 
@@ -305,15 +342,14 @@ private struct ColumnTableRow: Entity {
                 var row = [DatabaseValue](repeating: .null, count: table.schema.attributes.count)
                 row[table.schema.primaryKeyIndex] = .integer(id)
                 row[attribute] = value
-                let slot = table.upsert(row, version: UInt64(id))
+                let slot = table.upsert(row)
                 #expect(firstDifference(table.row(at: slot), row) == nil, "\(value) in attribute \(attribute)")
                 placed.append((slot, row))
             }
         }
         for (slot, row) in placed { #expect(firstDifference(table.row(at: slot), row) == nil, "\(slot)") }
         #expect(table.value(at: placed[5].slot, 0) == .integer(6))
-        let negativeZero = table.upsert([.integer(-1), .integer(0), .real(-0.0), .text(""), .blob(Data()), .null, .null],
-                                        version: 1)
+        let negativeZero = table.upsert([.integer(-1), .integer(0), .real(-0.0), .text(""), .blob(Data()), .null, .null])
         guard case .real(let zero) = table.value(at: negativeZero, 2) else {
             Issue.record("-0.0 came back as another storage class")
             return
@@ -328,7 +364,7 @@ private struct ColumnTableRow: Entity {
         for (index, key) in keys.enumerated() {
             var row = [DatabaseValue](repeating: .text("k\(index)"), count: table.schema.attributes.count)
             row[table.schema.primaryKeyIndex] = key
-            table.upsert(row, version: 1)
+            table.upsert(row)
         }
         let keySlots = keys.compactMap { table.slot(of: $0) }
         #expect(Set(keySlots).count == keys.count)

@@ -44,7 +44,7 @@ import Testing
         for key in 0..<600 {
             // Few dates, integers and reals mixed, so that ties (broken by key) are common.
             let date: DatabaseValue = random.next(2) == 0 ? .integer(Int64(random.next(40))) : .real(Double(random.next(40)) + 0.5)
-            _ = table.upsert([.text("k-\(key)"), .integer(Int64(random.next(5))), date, .integer(0)], version: 1)
+            _ = table.upsert([.text("k-\(key)"), .integer(Int64(random.next(5))), date, .integer(0)])
         }
         let rows = table.order(by: [(published, false)])
         let sorted = table.liveSlots.sorted(by: rows.precedes)
@@ -80,7 +80,7 @@ import Testing
                 return [.text("k-\(key)"), .integer(1), value, .integer(0)]
             }
             let table = ColumnTable(schema: schema)
-            for row in rows { _ = table.upsert(row, version: 1) }
+            for row in rows { _ = table.upsert(row) }
             let reference = table.order(by: [(published, false)])
             rows = table.liveSlots.sorted(by: reference.precedes).map { slot in (0..<4).map { table.value(at: slot, $0) } }
             let swap = trial % 3

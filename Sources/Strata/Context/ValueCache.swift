@@ -1,15 +1,14 @@
-/// Values a ``ColumnTable``'s rows were built into, by slot, kept so that reading a row again
-/// costs a lookup instead of running the entity's `init(row:)` (a string per text cell, a URL
-/// parsed): the bounded value cache of a context.
+/// Values a table's rows were built into, by slot, kept so that reading a row again costs a
+/// lookup instead of running the entity's `init(row:)` (a string per text cell, a URL parsed):
+/// the bounded value cache of a context, kept by ``EntityTable`` beside its ``ColumnTable``.
 ///
 /// Each value is kept with the version of the row it was built from, and is handed out only
-/// while the slot still holds that version (``ColumnTable/cachedValue(at:)``). The table forgets
-/// a slot's value whenever it writes the slot's cells (even at the same version), and a copy
-/// that replaces the table takes its values only after writing each row it changed at a newer
-/// version than any of them (``ColumnTable/takeCachedValues(from:)``), so a value is never older
-/// than its row. Beyond ``limit`` values, the half least
-/// recently used (by the table's `lastUse`) is dropped at once: amortized, a kept value costs
-/// O(log n). A limit of 0 keeps nothing.
+/// while the slot still holds that version. The engine forgets a slot's value whenever it writes
+/// the slot's cells (even at the same version) or frees it, and a copy that replaces the table
+/// takes its values only after writing each row it changed at a newer version than any of them
+/// (``EntityTable/replayReads(of:)``), so a value is never older than its row. Beyond ``limit``
+/// values, the half least recently used (by the table's last uses, ``SlotRecords``) is dropped
+/// at once: amortized, a kept value costs O(log n). A limit of 0 keeps nothing.
 ///
 /// Not thread-safe: part of a table, owned by one context's isolation.
 struct ValueCache {
