@@ -141,6 +141,7 @@ final class Benchmark {
             try await main.store.close()
         }
         if wants("P10") { try await fullTextScenario() }
+        if wantsAny("H2", "H3", "H4") { try await historyScenarios() }
         report.scenarios.sort { order($0.id) < order($1.id) }
         return report
     }

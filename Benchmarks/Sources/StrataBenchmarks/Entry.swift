@@ -27,6 +27,10 @@ struct StrataBenchmarks {
                 try await MemoryProbe.runChild(Array(arguments.dropFirst()))
                 return
             }
+            if arguments.first == HistoryProbe.childFlag {
+                try await HistoryProbe.runChild(Array(arguments.dropFirst()))
+                return
+            }
             let options = try Options(arguments)
             let benchmark = try Benchmark(options: options)
             defer { benchmark.cleanUp() }

@@ -13,7 +13,7 @@ struct Options: Sendable {
     /// Also write the JSON report to this file (the table still goes to stdout).
     var jsonOutput: String?
 
-    static let scenarios = ["P1", "P2", "P3", "P4", "P4b", "P4c", "P5", "P5b", "P6", "P7", "P8", "P8b", "P9", "P10", "M1"]
+    static let scenarios = ["P1", "P2", "P3", "P4", "P4b", "P4c", "P5", "P5b", "P6", "P7", "P8", "P8b", "P9", "P10", "M1", "H2", "H3", "H4"]
 
     static let usage = """
         usage: StrataBenchmarks [--quick] [--json] [--size N] [--repetitions N] [--only P1,P5,...] [--dir PATH] [--keep]
