@@ -110,19 +110,8 @@ enum HistoryProbe {
 
     /// Runs a `read` child and returns what it measured.
     static func read(_ path: String, since token: ChangeToken, keepsAll: Bool) throws -> Reading {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = [childFlag, "read", path, "\(token.generation)", keepsAll ? "all" : "paged"]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0,
-              let line = String(decoding: data, as: UTF8.self).split(separator: "\n").last else {
-            throw BenchmarkError("the history reader child failed with status \(process.terminationStatus)")
-        }
-        return try JSONDecoder().decode(Reading.self, from: Data(line.utf8))
+        try ChildProcess.run([childFlag, "read", path, "\(token.generation)", keepsAll ? "all" : "paged"],
+                             what: "the history reader child")
     }
 }
 

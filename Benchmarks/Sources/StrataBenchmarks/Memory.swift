@@ -54,19 +54,7 @@ enum MemoryProbe {
 
     /// Runs a child and returns what it measured.
     static func measure(mode: String, database: String, snapshot: String) throws -> Reading {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = [childFlag, mode, database, snapshot]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0,
-              let line = String(decoding: data, as: UTF8.self).split(separator: "\n").last else {
-            throw BenchmarkError("the memory child (\(mode)) failed with status \(process.terminationStatus)")
-        }
-        return try JSONDecoder().decode(Reading.self, from: Data(line.utf8))
+        try ChildProcess.run([childFlag, mode, database, snapshot], what: "the memory child (\(mode))")
     }
 }
 
