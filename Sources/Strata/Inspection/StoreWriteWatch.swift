@@ -8,7 +8,7 @@ public final class StoreWriteWatch: Sendable {
     private let watcher: FileWatcher
 
     init(path: String, handler: @escaping @Sendable () -> Void) throws {
-        watcher = try FileWatcher(store: path, handler: handler)
+        watcher = try FileWatcher(store: path, followUps: true, handler: handler)
     }
 
     /// Stops watching: no call of the handler starts after it returns (one running finishes).

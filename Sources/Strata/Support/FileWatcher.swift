@@ -61,14 +61,15 @@ final class FileWatcher: @unchecked Sendable {
     static let storeFollowUpDelays: [DispatchTimeInterval] = [.milliseconds(10), .milliseconds(100), .seconds(1)]
 
     /// Watches a store's database file and its companions (`-wal`, `-journal`): every commit to
-    /// the file writes one of them; the handler is called again after a burst of writes
-    /// (``storeFollowUpDelays``). The one rule for what to watch, for ``Store`` and
-    /// ``StoreInspector`` alike.
-    convenience init(store path: String, handler: @escaping @Sendable () -> Void) throws {
+    /// the file writes one of them. With `followUps`, the handler is called again after a burst
+    /// of writes (``storeFollowUpDelays``): what a reader that sees nothing else needs
+    /// (``StoreInspector``'s watch); an open ``Store`` also looks at its next fetch and write. The
+    /// one rule for what to watch, for both.
+    convenience init(store path: String, followUps: Bool = false, handler: @escaping @Sendable () -> Void) throws {
         let url = URL(fileURLWithPath: path)
         let name = url.lastPathComponent
         try self.init(directory: url.deletingLastPathComponent().path, names: [name, name + "-wal", name + "-journal"],
-                      followUpDelays: Self.storeFollowUpDelays, handler: handler)
+                      followUpDelays: followUps ? Self.storeFollowUpDelays : [], handler: handler)
     }
 
     /// Stops watching: no handler call starts after the shared queue has passed this point (a call

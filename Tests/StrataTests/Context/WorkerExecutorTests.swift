@@ -38,7 +38,8 @@ import Testing
         let busy = try #require(await busyWorkers(store, release: release), "the workers never all started")
         // A job on the global pool runs now, not when the workers are done (a bound: 20 s).
         let ran = await Task.detached { ContinuousClock.now }.value
-        #expect(ran - busy.started < .seconds(10), "a global-pool job waited for the busy workers")
+        // Scaled under a sanitizer; the workers hold their threads twice as long.
+        #expect(ran - busy.started < .seconds(10) * waitScale, "a global-pool job waited for the busy workers")
         for _ in busy.tasks { release.signal() }
         for task in busy.tasks { await task.value }
         try await store.close()
@@ -70,7 +71,7 @@ import Testing
         }
         #expect(await waitOff(received, seconds: 30), "the diff never reached its consumer")
         let delivered = try #require(receivedAt.withLock { $0 })
-        #expect(delivered - busy.started < .seconds(10), "the diff waited for the busy workers")
+        #expect(delivered - busy.started < .seconds(10) * waitScale, "the diff waited for the busy workers")
         #expect(live.ids.count == 10)
         for _ in busy.tasks { release.signal() }
         for task in busy.tasks { await task.value }
