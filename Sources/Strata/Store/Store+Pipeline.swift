@@ -44,6 +44,9 @@ struct PipelineState {
     typealias OutsideRecord = (sequence: UInt64, keys: [String: Set<DatabaseValue>])
     /// Whether a look at the change log, for a write the file watcher saw, is queued already.
     var outsideCheckQueued = false
+    /// Set when an attempt failed because the file was replaced (`.fileReplaced`): no retry is
+    /// scheduled; a wait or a submission makes the next attempt.
+    var retriesStopped = false
     /// When the last look queued by ``outsideCheckQueued`` started.
     var lastOutsideLook: DispatchTime?
     /// Whether the watcher reported that the file was replaced underneath the store (once).
@@ -219,16 +222,21 @@ extension Store {
 
     func waitForResolution(from: UInt64, through: UInt64, isSubmission: Bool = false) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+            var tryAgain = false
             let result: Result<Void, Error>? = pipeline.withLock { state in
                 guard state.resolvedThrough >= through else {
                     state.waiters.append(.init(from: from, through: through, continuation: continuation,
                                                isSubmission: isSubmission))
+                    // No retry is scheduled after a replaced file: this wait makes the attempt.
+                    tryAgain = state.retriesStopped && !state.drainScheduled
+                    if tryAgain { state.drainScheduled = true }
                     return nil
                 }
                 return Self.takeFailure(&state, from: from, through: through, isSubmission: isSubmission)
                     .map { .failure($0) } ?? .success(())
             }
             if let result { continuation.resume(with: result) }
+            if tryAgain { queue.async { self.drain() } }
         }
     }
 
@@ -320,6 +328,8 @@ extension Store {
         } catch {
             if let first = batch.first, let last = batch.last {
                 retry(after: Self.strataError(error, path: path), first: first.sequence, last: last.sequence)
+            } else if (error as? StrataError)?.code == .fileReplaced {
+                // Nothing pending: the watcher reports it (`reportReplaced`).
             } else {
                 logger.warning("reading changes committed outside the store failed; will read them at the next commit or fetch",
                                metadata: ["error": "\(error)"])
@@ -386,6 +396,7 @@ extension Store {
             }
             state.committedGeneration = generations.after
             state.retryAttempt = 0
+            state.retriesStopped = false
             state.transientError = nil
             state.unreportedFailures.merge(failures) { a, _ in a }
             state.permanentFailures.merge(failures) { a, _ in a }
@@ -430,12 +441,20 @@ extension Store {
                 failed.append(waiter)
                 return true
             }
-            state.drainScheduled = true
+            // A replaced file never comes back, nor does a closed connection: no timer keeps
+            // retrying (nor keeps the store alive); the change sets stay pending and every later
+            // wait or submission tries, and fails, again.
+            state.retriesStopped = error.code == .fileReplaced || error.code == .closed
+            state.drainScheduled = !state.retriesStopped
             return (delay, failed, Array(state.failureObservers.values))
         }
-        logger.warning("persisting failed; will retry", metadata: ["error": "\(error)", "delay": "\(delay)"])
         for waiter in failed { waiter.continuation.resume(throwing: error) }
         for observer in observers { observer.yield(error) }
+        if error.code == .fileReplaced || error.code == .closed {
+            logger.error("persisting failed for good; the changes stay pending", metadata: ["error": "\(error)"])
+            return
+        }
+        logger.warning("persisting failed; will retry", metadata: ["error": "\(error)", "delay": "\(delay)"])
         queue.asyncAfter(deadline: .now() + delay) { self.drain() }
     }
 
