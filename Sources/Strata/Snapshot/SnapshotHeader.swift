@@ -232,7 +232,7 @@ public struct SnapshotHeader: Sendable, Hashable {
                 guard chunk.offset <= bytes.count, chunk.compressedSize <= bytes.count - chunk.offset,
                       chunk.deferredCompressedSize <= bytes.count - chunk.deferredOffset else {
                     throw .snapshot(.truncated, "it ends at byte \(bytes.count), inside \(name)'s chunk \(number) "
-                                    + "(bytes \(chunk.offset)..<\(chunk.offset + chunk.compressedSize + chunk.deferredCompressedSize))",
+                                    + "(\(chunk.compressedSize) + \(chunk.deferredCompressedSize) bytes at byte \(chunk.offset))",
                                     entity: name)
                 }
                 // LZ4 makes at most 255 bytes of each byte it reads: a larger claim is a lie that
