@@ -328,9 +328,7 @@ extension Store {
         } catch {
             if let first = batch.first, let last = batch.last {
                 retry(after: Self.strataError(error, path: path), first: first.sequence, last: last.sequence)
-            } else if (error as? StrataError)?.code == .fileReplaced {
-                // Nothing pending: the watcher reports it (`reportReplaced`).
-            } else {
+            } else if (error as? StrataError)?.code != .fileReplaced {   // that one the watcher reports
                 logger.warning("reading changes committed outside the store failed; will read them at the next commit or fetch",
                                metadata: ["error": "\(error)"])
             }
