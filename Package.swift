@@ -11,6 +11,9 @@ let package = Package(
         .executable(name: "strata", targets: ["StrataCLI"]),
         // The CLI's logic, as a library so that the fuzz package (Fuzz/) can reach its parser.
         .library(name: "StrataCLICore", targets: ["StrataCLICore"]),
+        // The sync protocol's messages and rules, shared by the sync engine and the sync service
+        // (Server/): Foundation only.
+        .library(name: "StrataSyncWire", targets: ["StrataSyncWire"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -37,6 +40,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(name: "StrataSyncWire"),
         .target(
             name: "StrataCLICore",
             dependencies: [
@@ -68,6 +72,10 @@ let package = Package(
             name: "StrataTests",
             dependencies: ["Strata", "StrataTestSupport", "CFaultVFS", "StrataProbe",
                            .product(name: "Logging", package: "swift-log")]
+        ),
+        .testTarget(
+            name: "StrataSyncWireTests",
+            dependencies: ["StrataSyncWire", "StrataTestSupport"]
         ),
         .testTarget(
             name: "StrataCLITests",
