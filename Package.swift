@@ -14,6 +14,8 @@ let package = Package(
         // The sync protocol's messages and rules, shared by the sync engine and the sync service
         // (Server/): Foundation only.
         .library(name: "StrataSyncWire", targets: ["StrataSyncWire"]),
+        // The sync engine: a store syncing with a server through a transport (HTTP by default).
+        .library(name: "StrataSync", targets: ["StrataSync"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -41,6 +43,11 @@ let package = Package(
             ]
         ),
         .target(name: "StrataSyncWire"),
+        // Strata, the protocol and Foundation only (FoundationNetworking's URLSession on Linux).
+        .target(
+            name: "StrataSync",
+            dependencies: ["Strata", "StrataSyncWire"]
+        ),
         .target(
             name: "StrataCLICore",
             dependencies: [
@@ -76,6 +83,11 @@ let package = Package(
         .testTarget(
             name: "StrataSyncWireTests",
             dependencies: ["StrataSyncWire", "StrataTestSupport"]
+        ),
+        // The sync engine against an in-process double of the server (no server, no network).
+        .testTarget(
+            name: "StrataSyncTests",
+            dependencies: ["StrataSync", "StrataSyncWire", "Strata", "StrataTestSupport"]
         ),
         .testTarget(
             name: "StrataCLITests",

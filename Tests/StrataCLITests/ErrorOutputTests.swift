@@ -50,7 +50,7 @@ import Testing
         }
         await expectError(["inspect", newer], code: 3,
                           "strata: error: <DIR>/newer.sqlite: the store's bookkeeping format is 7; this version of Strata "
-                          + "reads format 2 and older", fixture)
+                          + "reads format 3 and older", fixture)
 
         var bytes = try Data(contentsOf: URL(fileURLWithPath: fixture.snapshot))
         bytes[bytes.count - 20] ^= 0x55

@@ -36,7 +36,7 @@ extension StoreInspector {
                             excludingAuthors: [String] = [], limit: Int = 100) throws -> HistoryPage {
         guard format >= 2 else {
             throw StrataError(.incompatibleSchema, "the store's bookkeeping format is \(format), which keeps no history "
-                              + "transactions; opening it with Strata upgrades it to format 2", path: path)
+                              + "transactions; opening it with Strata upgrades it to format \(ChangeLog.format)", path: path)
         }
         let request = HistoryRequest(entities: try entities.map { Set(try $0.map { try entity(named: $0).name }) },
                                      authors: authors, excludedAuthors: excludingAuthors, pageSize: max(1, limit),

@@ -32,8 +32,9 @@ import Foundation
 /// Not `Sendable`: an inspector owns one SQLite connection; use it from one task at a time.
 public final class StoreInspector {
     /// The newest bookkeeping format this build reads. Stores that record none are format 1;
-    /// format 2 adds the history's transactions and consumers.
-    public static let readableFormat = 2
+    /// format 2 adds the history's transactions and consumers; format 3 stored values
+    /// (`strata_values`, ``ChangeSet/setStoredValue(_:forKey:)``).
+    public static let readableFormat = 3
 
     /// The database file.
     public let path: String

@@ -15,7 +15,8 @@ extension ChangeLog {
 
     /// The bookkeeping format this version writes (`strata_meta.format`; absent means 1).
     /// 2: history transactions, consumers, and an update's changed attributes in the log.
-    static let format = 2
+    /// 3: stored values (`strata_values`, ``StoredValues``).
+    static let format = 3
 
     /// Who wrote a transaction, as stored (`origin`).
     enum Origin: Int64 {
@@ -33,8 +34,8 @@ extension ChangeLog {
         """
 
     /// Brings the bookkeeping to ``format`` inside the open's transaction: refuses a newer format,
-    /// adds format 1's missing column and tables, and claims the entries a format-1 file holds
-    /// as one outside transaction (they carry no author).
+    /// adds format 1's missing column and tables, claims the entries a format-1 file holds
+    /// as one outside transaction (they carry no author), and adds format 3's stored values.
     /// - Throws: `.newerSchema` for a format this version does not know.
     static func migrateFormat(_ connection: Connection, at date: Double) throws {
         let recorded = Int.fromDatabaseValue(try connection.rows(
@@ -44,10 +45,13 @@ extension ChangeLog {
                               + "writes format \(format) and older", path: connection.path)
         }
         guard recorded < format else { return }
-        let columns = try connection.rows("SELECT name FROM pragma_table_info('\(table)')").compactMap { String.fromDatabaseValue($0[0]) }
-        if !columns.contains("attributes") { try connection.execute("ALTER TABLE \(table) ADD COLUMN attributes TEXT") }
-        try connection.execute(createHistorySQL)
-        try closeOutside(at: date, connection)
+        if recorded < 2 {
+            let columns = try connection.rows("SELECT name FROM pragma_table_info('\(table)')").compactMap { String.fromDatabaseValue($0[0]) }
+            if !columns.contains("attributes") { try connection.execute("ALTER TABLE \(table) ADD COLUMN attributes TEXT") }
+            try connection.execute(createHistorySQL)
+            try closeOutside(at: date, connection)
+        }
+        try connection.execute(StoredValues.createSQL)
         try connection.execute("INSERT INTO \(SchemaMigrator.metaTable) (key, value) VALUES ('format', ?) "
                                + "ON CONFLICT(key) DO UPDATE SET value = excluded.value", [.integer(Int64(format))])
     }

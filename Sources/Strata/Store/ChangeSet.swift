@@ -108,12 +108,14 @@ public struct ChangeSet: Sendable {
     /// connection or process, the `sqlite3` shell, ``Store/write(_:)``): already in the file, so
     /// the writer applies nothing; contexts merge it like any other.
     var isOutside = false
+    /// Writes of stored values (``setStoredValue(_:forKey:)``), in order: nil removes the key.
+    var storedValueWrites: [StoredValueWrite] = []
 
     /// An empty change set.
     public init() {}
 
-    /// Whether the change set holds no change.
-    public var isEmpty: Bool { operations.isEmpty }
+    /// Whether the change set holds no change: no operation and no stored value written.
+    public var isEmpty: Bool { operations.isEmpty && storedValueWrites.isEmpty }
     /// The number of operations.
     public var count: Int { operations.count }
 
@@ -295,8 +297,10 @@ public struct ChangeSet: Sendable {
         append(.delete(entity: entity, id: key))
     }
 
-    /// Appends every operation of `other`, after this one's.
+    /// Appends every operation of `other`, after this one's, and its writes of stored values
+    /// after this one's.
     public mutating func append(contentsOf other: ChangeSet) {
+        storedValueWrites.append(contentsOf: other.storedValueWrites)
         let offset = operations.count
         operations.append(contentsOf: other.operations)
         for (entity, range) in other.entityRuns {
@@ -305,7 +309,7 @@ public struct ChangeSet: Sendable {
     }
 
     /// Appends `operation`, extending the last entity run or starting one.
-    private mutating func append(_ operation: Operation) {
+    mutating func append(_ operation: Operation) {
         let position = operations.count
         extendRuns(entity: operation.entityName, by: position..<position + 1)
         operations.append(operation)
@@ -320,7 +324,7 @@ public struct ChangeSet: Sendable {
         }
     }
 
-    private static func assignments(_ values: [String: any DatabaseValueConvertible]) -> [Assignment] {
+    static func assignments(_ values: [String: any DatabaseValueConvertible]) -> [Assignment] {
         values.keys.sorted().map { Assignment(attribute: $0, value: values[$0]!.databaseValue) }
     }
 }

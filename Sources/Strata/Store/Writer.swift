@@ -123,7 +123,7 @@ final class Writer {
     /// Applies a change set and logs it (inside the caller's savepoint, so a failing change set
     /// leaves no entry): one log entry per run of same-kind operations, and one history
     /// transaction, authored by the change set's ``ChangeSet/transactionAuthor`` or its context's
-    /// name, committed at `date` (seconds since 1970). Only inside ``applyingOwnChanges(_:_:)``,
+    /// name, committed at `date` (seconds since 1970); then its stored values (``StoredValues``). Only inside ``applyingOwnChanges(_:_:)``,
     /// which keeps the log triggers from logging the same rows.
     ///
     /// `outside` are the keys, by entity, that someone outside the store wrote after this change
@@ -166,6 +166,8 @@ final class Writer {
         }
         if let start { try connection.execute("DELETE FROM \(ChangeLog.table) WHERE generation > ?", [.integer(start)]) }
         try log.write(connection, author: changes.transactionAuthor ?? changes.author?.name, at: date)
+        // In the same savepoint: the values are committed with the rows, or neither is.
+        try StoredValues.write(changes.storedValueWrites.map { ($0.key, $0.value) }, connection)
     }
 
     private func apply(_ operation: ChangeSet.Operation, log: inout ChangeLog.Batch) throws {

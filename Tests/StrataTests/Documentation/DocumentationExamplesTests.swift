@@ -320,7 +320,7 @@ import Testing
         #expect(row["tags"] == .text(#"["b","a"]"#))
         #expect(meta == [.text("created_at"), .text("format"), .text("schema_version"), .text("store_id")])
         #expect(Set(["strata_meta", "strata_migrations", "strata_entities", "strata_changes", "strata_transactions",
-                     "strata_consumers"].map { DatabaseValue.text($0) })
+                     "strata_consumers", "strata_values"].map { DatabaseValue.text($0) })
             .isSubset(of: tables))
         #expect(triggers == ["strata_log_Reading_delete", "strata_log_Reading_insert", "strata_log_Reading_update"].map { .text($0) })
         let (first, second) = (UUID(), UUID())

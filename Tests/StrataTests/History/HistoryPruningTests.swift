@@ -109,4 +109,23 @@ import Testing
         #expect(try StoreInspector(path: path).format == ChangeLog.format)
         try await store.close()
     }
+
+    @Test func aFormatTwoFileGainsTheStoredValuesTable() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("s.sqlite")
+        var store = try await openStore(path)
+        try await store.close()
+        do {
+            let connection = try Connection(path: path, options: Connection.Options())
+            defer { connection.close() }
+            try connection.execute("DROP TABLE strata_values; UPDATE strata_meta SET value = 2 WHERE key = 'format';")
+        }
+        store = try await openStore(path)
+        var changes = ChangeSet()
+        changes.setStoredValue(.integer(1), forKey: "k")
+        try await store.submit(changes).committed()
+        #expect(try await store.storedValue(forKey: "k") == .integer(1))
+        #expect(try StoreInspector(path: path).format == 3)
+        try await store.close()
+    }
 }

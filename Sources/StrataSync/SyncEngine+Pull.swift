@@ -1,0 +1,84 @@
+import Foundation
+@_spi(Sync) import Strata
+import StrataSyncWire
+
+extension SyncEngine {
+    /// Pulls and applies pages until the server says no more follow; a first empty page may
+    /// wait up to `wait` seconds on the server. A cursor the server no longer serves starts a
+    /// full pull.
+    func pullAll(wait: Int) async throws {
+        var wait = wait
+        while true {
+            let state = try await loadedState()
+            if state.records != nil {
+                try await fullPull()
+                continue
+            }
+            let page: PullResponse
+            do {
+                page = try await transport.pull(after: state.cursor, limit: configuration.pullLimit, wait: wait)
+            } catch let error as SyncError where error.protocolError?.error == .cursorExpired {
+                try await fullPull()
+                continue
+            }
+            wait = 0
+            let applied = try await exclusively { try await apply(page) }
+            if applied > 0 {
+                emit(.pulled(changes: applied))
+                await MainActor.run { [status] in status.pulledChanges += applied }
+            }
+            if !page.more { return }
+        }
+    }
+
+    /// Applies one page through one change set that also stores the new cursor, clock and
+    /// settled edits. Returns how many entries came from other devices.
+    func apply(_ page: PullResponse) async throws -> Int {
+        var state = try await loadedState()
+        var builder = PullBuilder(edits: try await unpushedEdits(state))
+        var applied = 0
+        for entry in page.changes {
+            state.clock.observe(entry.time)
+            guard entry.device != state.device else { continue }
+            applied += 1
+            try await add(entry, to: &builder, state: &state)
+        }
+        state.cursor = page.cursor
+        try await commit(builder.changes, state: state, keys: [.cursor, .clock, .overrides])
+        for (conflict, outcome) in builder.conflicts { emit(.conflictResolved(conflict, outcome)) }
+        return applied
+    }
+
+    /// This device's edits the server has not acknowledged: the history from the push position.
+    func unpushedEdits(_ state: SyncState) async throws -> LocalEdits {
+        LocalEdits(try await walkHistory(from: state.pushed), schemas: schemas, overrides: state.overrides,
+                   pending: state.pending?.request)
+    }
+
+    /// `value` as stored for `attribute` of `entity`, or an `.invalidData` error naming them.
+    func storedValue(_ value: SyncValue, _ entity: String, _ attribute: AttributeSchema, at place: String) throws -> DatabaseValue {
+        guard let stored = value.databaseValue(for: attribute) else {
+            throw SyncError(.invalidData, "\(place): \(entity).\(attribute.name) is \(attribute.isOptional ? "optional " : "")"
+                            + "\(attribute.type.rawValue); the server sent \(value.kindDescription)")
+        }
+        return stored
+    }
+
+    /// Settles a conflict by the policy: the value to store (nil: keep the local one) and the outcome.
+    func settle(_ conflict: SyncConflict, deviceID: String) -> (store: DatabaseValue?, outcome: SyncConflictOutcome) {
+        switch policy {
+        case .serverWins:
+            return (conflict.serverValue, .serverValueKept)
+        case .deviceWins:
+            return (nil, .localValueKept)
+        case .lastWriterWins:
+            let local = SyncStamp(time: conflict.localTime, device: deviceID)
+            let server = SyncStamp(time: conflict.serverTime, device: conflict.serverDevice)
+            return local > server ? (nil, .localValueKept) : (conflict.serverValue, .serverValueKept)
+        case .custom(let resolve):
+            let kept = resolve(conflict)
+            if kept == conflict.serverValue { return (kept, .serverValueKept) }
+            return kept == conflict.localValue ? (nil, .localValueKept) : (kept, .resolvedValueKept)
+        }
+    }
+}

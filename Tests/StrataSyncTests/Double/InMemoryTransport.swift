@@ -1,0 +1,59 @@
+import Foundation
+@testable import StrataSync
+import StrataSyncWire
+import Strata
+
+/// A ``SyncTransport`` to an ``InMemorySyncServer``, as one device reaches it: protocol errors
+/// become ``SyncError``s as ``HTTPSyncTransport`` makes them (by their HTTP status), and a test
+/// can make the next requests fail (`failNext`) or lose a push's answer after the server
+/// applied it (`loseNextPushAnswer`).
+final class InMemoryTransport: SyncTransport, @unchecked Sendable {
+    // Safe: the mutable fields are read and written only while `lock` is held.
+    private let lock = NSLock()
+    private var failures: [SyncError] = []
+    private var losesPushAnswer = false
+    let server: InMemorySyncServer
+
+    init(_ server: InMemorySyncServer) { self.server = server }
+
+    /// The next requests fail with these errors, one each, before reaching the server.
+    func failNext(_ errors: SyncError...) { lock.withLock { failures += errors } }
+
+    /// The next push is applied by the server, but its answer is lost (a network error).
+    func loseNextPushAnswer() { lock.withLock { losesPushAnswer = true } }
+
+    private func injected() throws {
+        let failure = lock.withLock { failures.isEmpty ? nil : failures.removeFirst() }
+        if let failure { throw failure }
+    }
+
+    private func mapped<T>(_ request: String, _ body: () async throws -> T) async throws -> T {
+        try injected()
+        do {
+            return try await body()
+        } catch let error as SyncProtocolError {
+            let data = (try? JSONEncoder().encode(error)) ?? Data()
+            throw HTTPSyncTransport.error(status: error.error.httpStatus, data: data, request: request)
+        }
+    }
+
+    func sendSchema(_ schema: SyncSchema) async throws -> SyncSchema {
+        try await mapped("PUT /v1/schema") { try await server.sendSchema(schema) }
+    }
+
+    func push(_ request: PushRequest) async throws -> PushResponse {
+        let response = try await mapped("POST /v1/push") { try await server.push(request) }
+        if lock.withLock({ defer { losesPushAnswer = false }; return losesPushAnswer }) {
+            throw SyncError(.network, "the connection was lost", request: "POST /v1/push")
+        }
+        return response
+    }
+
+    func pull(after cursor: String, limit: Int, wait: Int) async throws -> PullResponse {
+        try await mapped("GET /v1/pull") { try await server.pull(after: cursor, limit: limit, wait: wait) }
+    }
+
+    func records(after position: String?, limit: Int) async throws -> RecordsResponse {
+        try await mapped("GET /v1/records") { await server.records(after: position, limit: limit) }
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+@_spi(Sync) import Strata
+import StrataSync
+import StrataSyncWire
+import StrataTestSupport
+import Testing
+
+/// Automatic mode: a push after local saves, the long poll for the server's news, retries.
+@Suite struct AutomaticSyncTests {
+    @Test func aSaveReachesTheOtherDeviceWithoutASyncCall() async throws {
+        let directory = try TemporaryDirectory()
+        let server = InMemorySyncServer()
+        let a = try await TestDevice.open(directory, "a", server: server)
+        let b = try await TestDevice.open(directory, "b", server: server) { $0.pullWait = 5 }
+        let pulled = await b.engine.events()
+        await a.engine.start()
+        await b.engine.start()
+        #expect(await a.engine.isStarted)
+
+        // A transient failure on A's first push is retried with backoff.
+        a.transport.failNext(SyncError(.network, "no route"))
+        try await a.save { $0.insert(Article.make(1)) }
+        var reached = false
+        for await event in pulled {
+            if case .pulled = event, try await b.store.fetch(Article.self, id: 1) != nil {
+                reached = true
+                break
+            }
+        }
+        #expect(reached)
+        #expect(try await b.store.fetch(Article.self, id: 1) == Article.make(1))
+        try await a.close()
+        try await b.close()
+        #expect(await MainActor.run { b.engine.status.phase == .stopped })
+    }
+
+    @Test func aRefusalStopsTheRetries() async throws {
+        let directory = try TemporaryDirectory()
+        let server = InMemorySyncServer()
+        let a = try await TestDevice.open(directory, "a", server: server)
+        let events = await a.engine.events()
+        a.transport.failNext(SyncError(.rejected, "forbidden", status: 403))
+        await a.engine.start()
+        var failure: SyncError?
+        var retry: Double?? = .none
+        for await event in events {
+            if case .failed(let error, let retryIn) = event {
+                failure = error
+                retry = .some(retryIn)
+                break
+            }
+        }
+        #expect(failure?.status == 403)
+        #expect(retry == .some(nil), "a refusal is not retried")
+        try await a.close()
+    }
+}
