@@ -13,10 +13,11 @@ struct PullBuilder: Sendable {
 }
 
 extension SyncEngine {
-    /// Adds one pulled entry of another device to `builder`: deletions always; attribute values
-    /// where this device has no unpushed edit of them, else as the policy settles it; nothing
-    /// for an object this device deleted (its deletion is pushed and wins).
-    func add(_ entry: SyncEntry, to builder: inout PullBuilder, state: inout SyncState) async throws {
+    /// Adds one pulled entry to `builder`: deletions always; attribute values where this device
+    /// has no unpushed edit of them, else, for another device's entry, as the policy settles it
+    /// (an own entry is older than any unpushed edit: the edit stays); nothing for an object
+    /// this device deleted (its deletion is pushed and wins).
+    func add(_ entry: SyncEntry, to builder: inout PullBuilder, state: inout SyncState, isOwn: Bool = false) async throws {
         // Entities this app does not sync (a newer app's) are not stored here.
         guard let schema = schemas[entry.entity] else { return }
         let entity = entry.entity
@@ -47,6 +48,10 @@ extension SyncEngine {
             var kept = values
             for (name, serverValue) in values.sorted(by: { $0.key < $1.key }) {
                 guard let localTime = local.attributes[name] else { continue }
+                if isOwn {
+                    kept[name] = nil
+                    continue
+                }
                 let localValue = try await storedValues(entity, id, [name])?[name]
                 let conflict = SyncConflict(entity: entity, id: id, attribute: name, localValue: localValue,
                                             serverValue: serverValue, localTime: localTime, serverTime: entry.time,

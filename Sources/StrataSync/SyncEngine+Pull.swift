@@ -33,15 +33,22 @@ extension SyncEngine {
 
     /// Applies one page through one change set that also stores the new cursor, clock and
     /// settled edits. Returns how many entries came from other devices.
+    ///
+    /// Entries are applied in the server's order, this device's own included: the server keeps
+    /// per attribute the latest write, and its log lists what won, so only an attribute this
+    /// device edited and has not yet pushed may differ (settled by the policy; against an own
+    /// entry, the unpushed edit is the later one and stays).
     func apply(_ page: PullResponse) async throws -> Int {
         var state = try await loadedState()
         var builder = PullBuilder(edits: try await unpushedEdits(state))
         var applied = 0
         for entry in page.changes {
             state.clock.observe(entry.time)
-            guard entry.device != state.device else { continue }
-            applied += 1
-            try await add(entry, to: &builder, state: &state)
+            // This device's own entries are applied too, as the server's effective changes: an
+            // older entry of another device, applied before them on the server, must not stay.
+            let isOwn = entry.device == state.device
+            if !isOwn { applied += 1 }
+            try await add(entry, to: &builder, state: &state, isOwn: isOwn)
         }
         state.cursor = page.cursor
         try await commit(builder.changes, state: state, keys: [.cursor, .clock, .overrides])
