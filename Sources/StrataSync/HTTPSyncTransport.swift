@@ -90,19 +90,26 @@ public struct HTTPSyncTransport: SyncTransport {
         }
     }
 
-    /// The request's answer; a failure to get one is a transient `.network` error.
+    /// The request's answer; a failure to get one is a transient `.network` error. Cancelling
+    /// the calling task cancels the request (a long poll ends at once when the engine stops).
     private func exchange(_ request: URLRequest, name: String) async throws -> (Data, URLResponse) {
+        let running = RunningRequest()
         do {
-            return try await withCheckedThrowingContinuation { continuation in
-                session.dataTask(with: request) { data, response, error in
-                    if let error {
-                        continuation.resume(throwing: error)
-                    } else if let response {
-                        continuation.resume(returning: (data ?? Data(), response))
-                    } else {
-                        continuation.resume(throwing: URLError(.badServerResponse))
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    let task = session.dataTask(with: request) { data, response, error in
+                        if let error {
+                            continuation.resume(throwing: error)
+                        } else if let response {
+                            continuation.resume(returning: (data ?? Data(), response))
+                        } else {
+                            continuation.resume(throwing: URLError(.badServerResponse))
+                        }
                     }
-                }.resume()
+                    running.start(task)
+                }
+            } onCancel: {
+                running.cancel()
             }
         } catch {
             throw SyncError(.network, "the server did not answer", request: name, underlying: "\(error)")
@@ -121,5 +128,32 @@ public struct HTTPSyncTransport: SyncTransport {
         default: return SyncError(.rejected, "the server refused the request: \(message)", request: request,
                                   status: status, protocolError: refusal)
         }
+    }
+}
+
+/// The data task of one request, cancelled when its caller's task is — even when the
+/// cancellation comes before the task started.
+private final class RunningRequest: @unchecked Sendable {
+    // Safe: `task` and `isCancelled` are read and written only while `lock` is held, and a
+    // URLSessionTask may be resumed and cancelled from any thread.
+    private let lock = NSLock()
+    private var task: URLSessionDataTask?
+    private var isCancelled = false
+
+    func start(_ task: URLSessionDataTask) {
+        let cancelled = lock.withLock {
+            self.task = task
+            return isCancelled
+        }
+        task.resume()
+        if cancelled { task.cancel() }
+    }
+
+    func cancel() {
+        let task = lock.withLock {
+            isCancelled = true
+            return self.task
+        }
+        task?.cancel()
     }
 }

@@ -40,6 +40,8 @@ extension SyncEngine {
     /// entry, the unpushed edit is the later one and stays).
     func apply(_ page: PullResponse) async throws -> Int {
         var state = try await loadedState()
+        // A long poll that timed out changes nothing: no write.
+        if page.changes.isEmpty, page.cursor == state.cursor { return 0 }
         var builder = PullBuilder(edits: try await unpushedEdits(state))
         var applied = 0
         for entry in page.changes {
