@@ -15,7 +15,7 @@ import StrataSyncWire
 /// Every request carries `Authorization: Bearer <token>`. An answer that is not 2xx becomes a
 /// ``SyncError``: a network failure `.network`, 5xx `.server`, 429 `.rateLimited` (all three
 /// transient: the engine retries them), any other 4xx `.rejected` with the server's
-/// ``SyncProtocolError`` (its code, message, and `expected` or `floor`), never retried as is.
+/// `SyncProtocolError` (its code, message, and `expected` or `floor`), never retried as is.
 public struct HTTPSyncTransport: SyncTransport {
     /// The service's root URL; requests go to `/v1/…` under it.
     public let server: URL

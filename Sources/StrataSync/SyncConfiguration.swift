@@ -9,7 +9,7 @@ import Foundation
 ///                         configuration: configuration)
 /// ```
 public struct SyncConfiguration: Sendable {
-    /// The author of what the engine writes to the store (``Strata/ChangeSet/transactionAuthor``): its
+    /// The author of what the engine writes to the store (`ChangeSet.transactionAuthor`): its
     /// transactions are never pushed back.
     public var author = "sync"
     /// The most entries one push carries (the server refuses more than 10,000).

@@ -44,7 +44,7 @@ struct RecordsProgress: Codable, Hashable, Sendable {
     var next: String?
 }
 
-/// Everything the engine keeps in the store file (``Strata/Store/storedValue(forKey:)``, keys `strata.sync.*`).
+/// Everything the engine keeps in the store file (`Store.storedValue(forKey:)`, keys `strata.sync.*`).
 /// Each field is written in the same transaction as what it describes: the cursor with the
 /// changes pulled, the push position with nothing but the acknowledgment, the pending batch
 /// before its first send.

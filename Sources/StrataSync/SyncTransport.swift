@@ -24,7 +24,7 @@ public protocol SyncTransport: Sendable {
     func sendSchema(_ schema: SyncSchema) async throws -> SyncSchema
 
     /// Sends a numbered batch (`POST /v1/push`). A batch the server applied already answers
-    /// with ``PushResponse/duplicate`` set and applies nothing.
+    /// with `PushResponse.duplicate` set and applies nothing.
     func push(_ request: PushRequest) async throws -> PushResponse
 
     /// The entries after `cursor` (`GET /v1/pull`), at most `limit`; when there are none, waits
