@@ -12,6 +12,8 @@ final class InMemoryTransport: SyncTransport, @unchecked Sendable {
     private let lock = NSLock()
     private var failures: [SyncError] = []
     private var losesPushAnswer = false
+    private var requestLog: [String] = []
+    private var failureAfter: (index: Int, error: SyncError)?
     let server: InMemorySyncServer
 
     init(_ server: InMemorySyncServer) { self.server = server }
@@ -19,15 +21,30 @@ final class InMemoryTransport: SyncTransport, @unchecked Sendable {
     /// The next requests fail with these errors, one each, before reaching the server.
     func failNext(_ errors: SyncError...) { lock.withLock { failures += errors } }
 
+    /// The request after the next `requests` ones fails with `error`.
+    func failAfter(requests: Int, _ error: SyncError) {
+        lock.withLock { failureAfter = (requestLog.count + requests, error) }
+    }
+
     /// The next push is applied by the server, but its answer is lost (a network error).
     func loseNextPushAnswer() { lock.withLock { losesPushAnswer = true } }
 
     private func injected() throws {
-        let failure = lock.withLock { failures.isEmpty ? nil : failures.removeFirst() }
+        let failure = lock.withLock { () -> SyncError? in
+            if let after = failureAfter, requestLog.count - 1 == after.index {
+                failureAfter = nil
+                return after.error
+            }
+            return failures.isEmpty ? nil : failures.removeFirst()
+        }
         if let failure { throw failure }
     }
 
+    /// Every request made, as `GET /v1/records after=…`, in order (failed ones included).
+    var requests: [String] { lock.withLock { requestLog } }
+
     private func mapped<T>(_ request: String, _ body: () async throws -> T) async throws -> T {
+        lock.withLock { requestLog.append(request) }
         try injected()
         do {
             return try await body()
@@ -54,6 +71,6 @@ final class InMemoryTransport: SyncTransport, @unchecked Sendable {
     }
 
     func records(after position: String?, limit: Int) async throws -> RecordsResponse {
-        try await mapped("GET /v1/records") { await server.records(after: position, limit: limit) }
+        try await mapped("GET /v1/records after=\(position ?? "")") { await server.records(after: position, limit: limit) }
     }
 }

@@ -46,6 +46,9 @@ import Testing
         #expect(live["Article"]?[.integer(1)]?["title"] == .text("Edited"))
         #expect(live["Feed"]?.isEmpty ?? true)
 
+        // The status tells an app what happened.
+        #expect(await MainActor.run { device.engine.status.pushedChanges == 5 && device.engine.status.lastSynced != nil
+                                      && device.engine.status.phase == .idle })
         // Nothing new: no push at all.
         try await device.engine.sync()
         #expect(await server.pushes.count == 1)

@@ -30,6 +30,28 @@ import Testing
         try await device.close()
     }
 
+    @Test func aFullPullResumesAtThePageItReached() async throws {
+        let directory = try TemporaryDirectory()
+        let server = InMemorySyncServer()
+        let a = try await TestDevice.open(directory, "a", server: server)
+        var b = try await TestDevice.open(directory, "b", server: server) { $0.recordsLimit = 2 }
+        try await a.save { changes in for id in Int64(1)...5 { changes.insert(Article.make(id)) } }
+        try await a.engine.sync()
+        await server.pruneLog()
+        // The pull (cursor expired) and two pages of records go through; the third page fails.
+        b.transport.failAfter(requests: 3, SyncError(.server, "failed", status: 502))
+        await #expect { try await b.engine.sync() } throws: { ($0 as? SyncError)?.code == .server }
+        #expect(try await b.articles().map(\.id) == [1, 2, 3, 4])
+        b = try await b.reopened(directory, "b", server: server)
+        try await b.engine.sync()
+        #expect(try await b.articles().map(\.id) == [1, 2, 3, 4, 5])
+        let records = b.transport.requests.filter { $0.hasPrefix("GET /v1/records") }
+        #expect(records == ["GET /v1/records after=Article/4"], "the restarted device asked for the third page only")
+        #expect(try await b.store.storedValue(forKey: "strata.sync.cursor") == .text(String(await server.sequence)))
+        try await a.close()
+        try await b.close()
+    }
+
     @Test func aTransientFailureLosesNothing() async throws {
         let directory = try TemporaryDirectory()
         let server = InMemorySyncServer()
