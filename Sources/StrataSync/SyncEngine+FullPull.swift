@@ -21,7 +21,7 @@ extension SyncEngine {
     /// Applies one page of records; returns whether it was the last.
     private func apply(_ page: RecordsResponse) async throws -> Bool {
         var state = try await loadedState()
-        var builder = PullBuilder(edits: try await unpushedEdits(state))
+        var builder = PullBuilder(edits: try await unpushedEdits(&state))
         for record in page.records {
             guard schemas[record.entity] != nil else { continue }
             let local = builder.edits.object(record.entity, record.id)

@@ -42,7 +42,7 @@ extension SyncEngine {
         var state = try await loadedState()
         // A long poll that timed out changes nothing: no write.
         if page.changes.isEmpty, page.cursor == state.cursor { return 0 }
-        var builder = PullBuilder(edits: try await unpushedEdits(state))
+        var builder = PullBuilder(edits: try await unpushedEdits(&state))
         var applied = 0
         for entry in page.changes {
             state.clock.observe(entry.time)
@@ -59,8 +59,8 @@ extension SyncEngine {
     }
 
     /// This device's edits the server has not acknowledged: the history from the push position.
-    func unpushedEdits(_ state: SyncState) async throws -> LocalEdits {
-        LocalEdits(try await walkHistory(from: state.pushed), schemas: schemas, overrides: state.overrides,
+    func unpushedEdits(_ state: inout SyncState) async throws -> LocalEdits {
+        LocalEdits(try await walkHistory(from: &state), schemas: schemas, overrides: state.overrides,
                    pending: state.pending?.request)
     }
 

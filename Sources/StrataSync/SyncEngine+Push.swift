@@ -18,9 +18,19 @@ extension SyncEngine {
         let pending: PendingBatch
         if let stored = state.pending {
             pending = stored
+        } else if let upload = state.upload {
+            var clock = state.clock
+            let (changes, next) = try await uploadEntries(from: upload, clock: &clock)
+            pending = PendingBatch(start: state.pushed, end: state.pushed,
+                                   request: PushRequest(device: state.device, batch: state.nextBatch, changes: changes),
+                                   clock: clock.last, upload: UploadStep(next: next))
+            state.pending = pending
+            state.nextBatch += 1
+            try await commit(ChangeSet(), state: state, keys: [.pending, .nextBatch])
         } else {
-            let walk = try await walkHistory(from: state.pushed, budget: PushBudget(
+            let walk = try await walkHistory(from: &state, budget: PushBudget(
                 maxEntries: max(1, configuration.maxEntriesPerPush), maxIDsPerEntry: max(1, configuration.maxIDsPerEntry)))
+            if state.upload != nil { return true }
             if walk.isEmpty {
                 // Nothing to send; only the engine's own transactions were passed.
                 if walk.end != state.pushed {
@@ -47,7 +57,8 @@ extension SyncEngine {
         state.pending = nil
         state.clock.observe(pending.clock)
         state.overrides = state.overrides.filter { $0.value.through > pending.end.token }
-        try await commit(ChangeSet(), state: state, keys: [.pushed, .pending, .clock, .overrides])
+        if let step = pending.upload { state.upload = step.next }
+        try await commit(ChangeSet(), state: state, keys: [.pushed, .pending, .clock, .overrides, .upload])
         try await advanceConsumer(to: pending.end)
         let count = pending.request.changes.count
         emit(.pushed(changes: count))
@@ -55,10 +66,21 @@ extension SyncEngine {
         return true
     }
 
-    func walkHistory(from start: PushPosition, budget: PushBudget? = nil) async throws -> HistoryWalk {
+    /// The history from the state's push position. When the store pruned it past that
+    /// position, every stored object is uploaded instead (``UploadProgress``, stored with the
+    /// push position moved to the oldest transaction kept) and the walk starts there.
+    func walkHistory(from state: inout SyncState, budget: PushBudget? = nil) async throws -> HistoryWalk {
         do {
-            return try await HistoryWalk.read(store, entities: entities, schemas: schemas, author: configuration.author,
-                                              from: start, budget: budget)
+            do {
+                return try await HistoryWalk.read(store, entities: entities, schemas: schemas, author: configuration.author,
+                                                  from: state.pushed, budget: budget)
+            } catch let error as StrataError where error.code == .historyExpired {
+                state.upload = UploadProgress(entity: schemas.keys.sorted().first ?? "", after: nil)
+                state.pushed = PushPosition(token: error.oldestAvailableToken?.generation ?? 0, units: 0)
+                try await commit(ChangeSet(), state: state, keys: [.upload, .pushed])
+                return try await HistoryWalk.read(store, entities: entities, schemas: schemas, author: configuration.author,
+                                                  from: state.pushed, budget: budget)
+            }
         } catch {
             throw SyncError.wrapping(error, doing: "reading the history to push")
         }

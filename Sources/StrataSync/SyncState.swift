@@ -20,6 +20,23 @@ struct PendingBatch: Codable, Hashable, Sendable {
     var request: PushRequest
     /// The clock after stamping the request's entries.
     var clock: Int64
+    /// For a batch of the upload of every object (``UploadProgress``): where the upload goes on
+    /// once it is acknowledged (nil inside: the upload is done). Nil for a batch of history.
+    var upload: UploadStep?
+}
+
+/// Where an upload of every stored object stands: it replaces the history older than the
+/// oldest transaction the store still holds, when the history was pruned past the push position.
+struct UploadProgress: Codable, Hashable, Sendable {
+    /// The entity being uploaded (the synced entities in name order).
+    var entity: String
+    /// The last key uploaded of it, if any.
+    var after: SyncKey?
+}
+
+/// What an upload batch moves the upload to.
+struct UploadStep: Codable, Hashable, Sendable {
+    var next: UploadProgress?
 }
 
 /// A rule for pushing a local edit that a pull settled: up to the history transaction
@@ -57,13 +74,14 @@ struct SyncState: Sendable {
     var clock = HybridClock()
     var overrides: [AttributeRef: EditOverride] = [:]
     var records: RecordsProgress?
+    var upload: UploadProgress?
     /// The schema last accepted by the server, as JSON.
     var sentSchema: String?
 
     static let prefix = "strata.sync."
 
     enum Key: String, CaseIterable {
-        case device, cursor, pushed, nextBatch, pending, clock, overrides, records, schema
+        case device, cursor, pushed, nextBatch, pending, clock, overrides, records, upload, schema
         var name: String { SyncState.prefix + rawValue }
     }
 
@@ -89,6 +107,7 @@ struct SyncState: Sendable {
         let overrides = try json(.overrides, [OverrideRow].self) ?? []
         state.overrides = Dictionary(overrides.map { ($0.ref, $0.rule) }, uniquingKeysWith: { $1 })
         state.records = try json(.records, RecordsProgress.self)
+        state.upload = try json(.upload, UploadProgress.self)
         state.sentSchema = text(.schema)
         return (state, false)
     }
@@ -113,6 +132,7 @@ struct SyncState: Sendable {
                 value = overrides.isEmpty ? nil : Self.json(overrides.map { OverrideRow(ref: $0.key, rule: $0.value) }
                     .sorted { ($0.ref.entity, $0.ref.id.description, $0.ref.attribute) < ($1.ref.entity, $1.ref.id.description, $1.ref.attribute) })
             case .records: value = records.map(Self.json)
+            case .upload: value = upload.map(Self.json)
             case .schema: value = sentSchema.map(DatabaseValue.text)
             }
             if let value { changes.setStoredValue(value, forKey: key.name) } else { changes.removeStoredValue(forKey: key.name) }

@@ -52,6 +52,37 @@ import Testing
         try await b.close()
     }
 
+    @Test func aPrunedHistoryIsReplacedByAnUploadOfEveryObject() async throws {
+        let directory = try TemporaryDirectory()
+        let server = InMemorySyncServer()
+        // A store used before it synced, whose history was pruned.
+        var configuration = StoreConfiguration()
+        configuration.changeLogLimit = 10
+        let old = try await Store.open(at: directory.path("old.sqlite"), entities: [Article.self, Feed.self],
+                                       configuration: configuration)
+        for id in Int64(1)...30 {
+            var changes = ChangeSet()
+            changes.insert(Article.make(id))
+            try await old.submit(changes).committed()
+        }
+        try await old.pruneHistory()
+        await #expect(throws: StrataError.self) { for try await _ in old.history(since: ChangeToken(generation: 0)) {} }
+        try await old.close()
+
+        let device = try await TestDevice.open(directory, "old", server: server) { $0.maxEntriesPerPush = 7 }
+        try await device.save { $0.updateAll(Article.self, ids: [1], set: ["isRead": true]) }
+        try await device.engine.sync()
+        let live = await server.liveValues()["Article"] ?? [:]
+        #expect(live.count == 30)
+        #expect(live[.integer(1)]?["isRead"] == .integer(1))
+        let pushes = await server.pushes
+        #expect(pushes.map(\.batch) == Array(1...Int64(pushes.count)))
+        #expect(pushes.prefix(5).map(\.changes.count) == [7, 7, 7, 7, 2], "the upload, in batches")
+        try await device.engine.sync()
+        #expect(await server.pushes.count == pushes.count, "the upload is not repeated")
+        try await device.close()
+    }
+
     @Test func aTransientFailureLosesNothing() async throws {
         let directory = try TemporaryDirectory()
         let server = InMemorySyncServer()
