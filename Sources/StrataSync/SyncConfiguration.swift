@@ -14,13 +14,17 @@ public struct SyncConfiguration: Sendable {
     public var author = "sync"
     /// The most entries one push carries (the server refuses more than 10,000).
     public var maxEntriesPerPush = 1_000
+    /// The largest push body, in bytes: a batch whose JSON would be larger is made of fewer
+    /// entries (the server refuses bodies over its `--max-request-bytes`, 8 MiB by default).
+    public var maxPushBytes = 6 << 20
     /// The most keys one entry carries (the server refuses more than 100,000).
     public var maxIDsPerEntry = 50_000
     /// The most entries one pull asks for (the server serves at most 5,000).
     public var pullLimit = 500
     /// The most records one page of a full pull asks for.
     public var recordsLimit = 500
-    /// Automatic mode: how long a pull waits on the server for new changes (0–60 seconds).
+    /// Automatic mode: how long a pull waits on the server for new changes (0–60 seconds; a
+    /// value outside is taken as the nearest bound).
     public var pullWait = 30
     /// Automatic mode: how long after a local save the push starts, so that a burst of saves
     /// travels together.

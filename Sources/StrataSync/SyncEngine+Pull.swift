@@ -7,7 +7,7 @@ extension SyncEngine {
     /// wait up to `wait` seconds on the server. A cursor the server no longer serves starts a
     /// full pull.
     func pullAll(wait: Int) async throws {
-        var wait = wait
+        var wait = min(max(wait, 0), 60)
         while true {
             let state = try await loadedState()
             if state.records != nil {

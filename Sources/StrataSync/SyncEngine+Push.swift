@@ -28,8 +28,9 @@ extension SyncEngine {
             state.nextBatch += 1
             try await commit(ChangeSet(), state: state, keys: [.pending, .nextBatch])
         } else {
-            let walk = try await walkHistory(from: &state, budget: PushBudget(
-                maxEntries: max(1, configuration.maxEntriesPerPush), maxIDsPerEntry: max(1, configuration.maxIDsPerEntry)))
+            var budget = PushBudget(maxEntries: max(1, configuration.maxEntriesPerPush),
+                                    maxIDsPerEntry: max(1, configuration.maxIDsPerEntry))
+            var walk = try await walkHistory(from: &state, budget: budget)
             if state.upload != nil { return true }
             if walk.isEmpty {
                 // Nothing to send; only the engine's own transactions were passed.
@@ -42,7 +43,17 @@ extension SyncEngine {
             }
             // The batch — its number, range and content — is fixed, and stored, before it is first sent.
             var clock = state.clock
-            let changes = try await entries(for: walk, clock: &clock, state: state)
+            var changes = try await entries(for: walk, clock: &clock, state: state)
+            // Too large a body for the server: fewer entries, until one is left.
+            while changes.count > 1, (try? JSONEncoder().encode(changes).count) ?? 0 > configuration.maxPushBytes {
+                let longer = walk.end
+                budget.maxEntries = max(1, min(budget.maxEntries, changes.count) / 2)
+                walk = try await walkHistory(from: &state, budget: budget)
+                clock = state.clock
+                changes = try await entries(for: walk, clock: &clock, state: state)
+                // One slice whose entries cannot be split further: sent as it is.
+                if walk.end == longer { break }
+            }
             pending = PendingBatch(start: state.pushed, end: walk.end,
                                    request: PushRequest(device: state.device, batch: state.nextBatch, changes: changes),
                                    clock: clock.last)

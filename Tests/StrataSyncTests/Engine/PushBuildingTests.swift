@@ -98,4 +98,20 @@ import Testing
         #expect(await server.liveValues()["Article"]?.count == 20)
         try await device.close()
     }
+
+    @Test func aBatchTooLargeForTheServerIsMadeSmaller() async throws {
+        let directory = try TemporaryDirectory()
+        let server = InMemorySyncServer()
+        let device = try await TestDevice.open(directory, "a", server: server) { $0.maxPushBytes = 4_000 }
+        let long = String(repeating: "x", count: 300)
+        try await device.save { changes in for id in Int64(1)...40 { changes.insert(Article.make(id, title: long)) } }
+        try await device.engine.sync()
+        let pushes = await server.pushes
+        #expect(pushes.count > 3)
+        #expect(pushes.allSatisfy { (try? JSONEncoder().encode($0.changes).count) ?? .max <= 4_000 })
+        #expect(pushes.flatMap(\.changes).count == 40)
+        let live = await server.liveValues()
+        #expect(live["Article"]?.count == 40)
+        try await device.close()
+    }
 }
