@@ -42,6 +42,9 @@ extension SyncEngine {
         var state = try await loadedState()
         // A long poll that timed out changes nothing: no write.
         if page.changes.isEmpty, page.cursor == state.cursor { return 0 }
+        // Saves accepted before the page commit first, so that the history shows them as
+        // unpushed edits to settle (else the page, committed after them, would overwrite them).
+        try? await store.persist()
         var builder = PullBuilder(edits: try await unpushedEdits(&state))
         var applied = 0
         for entry in page.changes {
