@@ -28,8 +28,9 @@ extension SyncEngine {
         schedulePush()
     }
 
-    /// Stops automatic mode: the long poll and any scheduled push are cancelled. What was not
-    /// pushed yet stays in the history, and is pushed by the next round.
+    /// Stops automatic mode: the long poll and any scheduled push are cancelled (a push or a
+    /// page being applied finishes). What was not pushed yet stays in the history, and is
+    /// pushed by the next round.
     public func stop() async {
         for task in automatic { task.cancel() }
         automatic = []
@@ -43,6 +44,8 @@ extension SyncEngine {
 
     /// A push after the debounce delay, replacing one scheduled before (a burst of saves pushes once).
     func schedulePush() {
+        // A save seen while stopping schedules nothing.
+        guard !automatic.isEmpty else { return }
         debouncedPush?.cancel()
         let delay = configuration.pushDebounce
         debouncedPush = Task { [weak self] in

@@ -43,6 +43,8 @@ public actor SyncEngine {
     let entities: [any Entity.Type]
     let schemas: [String: EntitySchema]
     var state: SyncState?
+    /// The first read of the state, while it runs (``loadedState()``).
+    var loading: Task<SyncState, any Error>?
     var eventContinuations: [UUID: AsyncStream<SyncEvent>.Continuation] = [:]
     /// The last round ``sync()`` started: the next one runs after it.
     var lastRound: Task<Void, any Error>?
@@ -145,24 +147,32 @@ public actor SyncEngine {
         await MainActor.run { [status] in status.phase = phase }
     }
 
-    /// The state, read from the store once; a new device's ID is stored first.
+    /// The state, read from the store once; a new device's ID is stored first. Concurrent first
+    /// calls share one read, so that a new device stores one ID.
     func loadedState() async throws -> SyncState {
         if let state { return state }
-        do {
-            let (loaded, isNew) = try await SyncState.load(from: store)
-            if isNew {
-                var changes = ChangeSet()
-                loaded.write([.device], into: &changes)
-                try await store.submit(changes).committed()
+        if let loading { return try await loading.value }
+        let store = store
+        let task = Task { () throws -> SyncState in
+            do {
+                let (loaded, isNew) = try await SyncState.load(from: store)
+                if isNew {
+                    var changes = ChangeSet()
+                    loaded.write([.device], into: &changes)
+                    try await store.submit(changes).committed()
+                }
+                try await store.registerHistoryConsumer(Self.historyConsumer)
+                return loaded
+            } catch {
+                throw SyncError.wrapping(error, doing: "reading the sync state")
             }
-            try await store.registerHistoryConsumer(Self.historyConsumer)
-            // A concurrent call may have loaded it meanwhile: the first one stays.
-            if let state { return state }
-            state = loaded
-            return loaded
-        } catch {
-            throw SyncError.wrapping(error, doing: "reading the sync state")
         }
+        loading = task
+        defer { loading = nil }
+        let loaded = try await task.value
+        if let state { return state }
+        state = loaded
+        return loaded
     }
 
     /// Runs `body` while no other push or pulled page is being applied: a push and a pull's

@@ -33,25 +33,4 @@ import Testing
         try await b.close()
         #expect(await MainActor.run { b.engine.status.phase == .stopped })
     }
-
-    @Test func aRefusalStopsTheRetries() async throws {
-        let directory = try TemporaryDirectory()
-        let server = InMemorySyncServer()
-        let a = try await TestDevice.open(directory, "a", server: server)
-        let events = await a.engine.events()
-        a.transport.failNext(SyncError(.rejected, "forbidden", status: 403))
-        await a.engine.start()
-        var failure: SyncError?
-        var retry: Double?? = .none
-        for await event in events {
-            if case .failed(let error, let retryIn) = event {
-                failure = error
-                retry = .some(retryIn)
-                break
-            }
-        }
-        #expect(failure?.status == 403)
-        #expect(retry == .some(nil), "a refusal is not retried")
-        try await a.close()
-    }
 }

@@ -83,6 +83,21 @@ import Testing
         try await device.close()
     }
 
+    @Test func aDeviceKeepsOneIDAcrossConcurrentFirstUsesAndRestarts() async throws {
+        let directory = try TemporaryDirectory()
+        let server = InMemorySyncServer()
+        var device = try await TestDevice.open(directory, "a", server: server)
+        let engine = device.engine
+        async let first = engine.deviceID()
+        async let second = engine.deviceID()
+        let (one, two) = try await (first, second)
+        #expect(one == two)
+        device = try await device.reopened(directory, "a", server: server)
+        #expect(try await device.engine.deviceID() == one)
+        #expect(try await device.store.storedValue(forKey: "strata.sync.device") == .text(one))
+        try await device.close()
+    }
+
     @Test func aTransientFailureLosesNothing() async throws {
         let directory = try TemporaryDirectory()
         let server = InMemorySyncServer()
