@@ -36,13 +36,17 @@ extension SyncEngine {
         automatic = []
         debouncedPush?.cancel()
         debouncedPush = nil
+        runningPush?.cancel()
+        runningPush = nil
         await setPhase(.stopped)
     }
 
     /// Whether automatic mode runs.
     public var isStarted: Bool { !automatic.isEmpty }
 
-    /// A push after the debounce delay, replacing one scheduled before (a burst of saves pushes once).
+    /// A push after the debounce delay, replacing one scheduled before and still waiting (a
+    /// burst of saves pushes once). A push that started is never cancelled by a later save: it
+    /// runs to its end (or its reported failure), and the next one waits for it.
     func schedulePush() {
         // A save seen while stopping schedules nothing.
         guard !automatic.isEmpty else { return }
@@ -51,6 +55,14 @@ extension SyncEngine {
         debouncedPush = Task { [weak self] in
             try? await Task.sleep(nanoseconds: UInt64(max(0, delay) * 1_000_000_000))
             guard !Task.isCancelled else { return }
+            await self?.startPush()
+        }
+    }
+
+    /// Starts a push in a task of its own, which only ``stop()`` cancels.
+    private func startPush() {
+        guard !automatic.isEmpty else { return }
+        runningPush = Task { [weak self] in
             await self?.retrying { engine in try await engine.pushRound() }
         }
     }

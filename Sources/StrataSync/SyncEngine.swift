@@ -54,6 +54,7 @@ public actor SyncEngine {
     /// Automatic mode's tasks (``start()``).
     var automatic: [Task<Void, Never>] = []
     var debouncedPush: Task<Void, Never>?
+    var runningPush: Task<Void, Never>?
 
     /// The history consumer the engine registers: pruning never passes what it has not pushed.
     static let historyConsumer = "strata.sync"
@@ -152,12 +153,13 @@ public actor SyncEngine {
     func loadedState() async throws -> SyncState {
         if let state { return state }
         if let loading { return try await loading.value }
-        let store = store
+        let store = store, author = configuration.author
         let task = Task { () throws -> SyncState in
             do {
                 let (loaded, isNew) = try await SyncState.load(from: store)
                 if isNew {
                     var changes = ChangeSet()
+                    changes.transactionAuthor = author
                     loaded.write([.device], into: &changes)
                     try await store.submit(changes).committed()
                 }

@@ -33,4 +33,24 @@ import Testing
         try await b.close()
         #expect(await MainActor.run { b.engine.status.phase == .stopped })
     }
+
+    @Test func aRefusalIsReportedAndNotRetried() async throws {
+        let directory = try TemporaryDirectory()
+        let server = InMemorySyncServer()
+        let a = try await TestDevice.open(directory, "a", server: server)
+        let events = await a.engine.events()
+        a.transport.failNext(SyncError(.rejected, "forbidden", status: 403))
+        await a.engine.start()
+        var failure: (error: SyncError, retryIn: Double?)?
+        while let event = await next(events, within: 30) {
+            if case .failed(let error, let retryIn) = event {
+                failure = (error, retryIn)
+                break
+            }
+        }
+        #expect(failure?.error.status == 403)
+        #expect(failure.map { $0.retryIn == nil } == true, "a refusal is not retried")
+        #expect(await MainActor.run { if case .failed = a.engine.status.phase { true } else { false } })
+        try await a.close()
+    }
 }
