@@ -10,8 +10,14 @@ struct ChangeListener: Service {
     let notifier: ChangeNotifier
     let logger: Logger
 
-    /// Returns when the task is cancelled; a lost connection is reconnected.
+    /// Returns when the task is cancelled or the service group shuts down gracefully; a lost
+    /// connection is reconnected.
     func run() async throws {
+        // A graceful shutdown (SIGTERM) ends the loop as a cancellation does.
+        await cancelWhenGracefulShutdown { await loop() }
+    }
+
+    private func loop() async {
         var attempt = 0
         while !Task.isCancelled {
             attempt += 1

@@ -12,6 +12,11 @@ struct LogPruner: Service {
     let logger: Logger
 
     func run() async throws {
+        // A graceful shutdown (SIGTERM) ends the loop as a cancellation does.
+        await cancelWhenGracefulShutdown { await loop() }
+    }
+
+    private func loop() async {
         while !Task.isCancelled {
             do {
                 try await prune()
