@@ -29,8 +29,9 @@ final class PostgresCluster: Sendable {
     /// initdb + pg_ctl start. Throws with PostgreSQL's own output when either fails.
     static func start() async throws -> PostgresCluster {
         let binaries = try findBinaries()
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("strata-pg-\(UUID().uuidString.prefix(8))")
+        // As root, /tmp rather than $TMPDIR: strata-pg must be able to reach the directory.
+        let base = geteuid() == 0 ? URL(fileURLWithPath: "/tmp") : FileManager.default.temporaryDirectory
+        let directory = base.appendingPathComponent("strata-pg-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         if geteuid() == 0 {
             guard let account = getpwnam(systemUser) else {
