@@ -83,10 +83,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let store = try await openStore(directory.path("s.sqlite"))
         let main = store.mainContext
-        var seed = ChangeSet()
-        for index in 0..<6 { seed.insert(Article.make(index)) }
-        try await store.submit(seed).committed()
-        let start = try await store.currentChangeToken()
+        let start = try await seed(store, with: (0..<6).map { Article.make($0) })
         try await main.updateAll(Article.self, ids: ["article-0", "article-1"], set: ["isRead": true], author: "sync")
         try await main.updateAll(Article.self, where: Attribute("id") == "article-2", set: ["isStarred": true],
                                  author: "reader")
@@ -108,10 +105,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let log = StatementLog()
         let store = try await openStore(directory.path("s.sqlite"), log: log)
-        var seed = ChangeSet()
-        for index in 0..<6 { seed.insert(Article.make(index)) }
-        try await store.submit(seed).committed()
-        let start = try await store.currentChangeToken()
+        let start = try await seed(store, with: (0..<6).map { Article.make($0) })
 
         log.clear()
         var changes = ChangeSet()
@@ -136,11 +130,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let path = directory.path("s.sqlite")
         let store = try await openStore(path)
-        var seed = ChangeSet()
-        seed.insert(Feed(id: 1, name: "One"))
-        seed.insert(Feed(id: 2, name: "Two"))
-        try await store.submit(seed).committed()
-        let start = try await store.currentChangeToken()
+        let start = try await seed(store, with: [Feed(id: 1, name: "One"), Feed(id: 2, name: "Two")])
 
         try await store.write { db in
             try db.execute("UPDATE Feed SET name = 'Uno' WHERE id = 1")

@@ -26,6 +26,15 @@ import Testing
         return zip(ranks, ranks.dropFirst()).allSatisfy { $0 < $1 }
     }
 
+    /// Settles `index` and expects it to be the live rows in the reference order, ranked along
+    /// its slots; `context` names the seed and the step for a failure.
+    private func settleAndExpectOrdered(_ index: inout SortedIndex, in table: ColumnTable, _ context: String,
+                                        sourceLocation: SourceLocation = #_sourceLocation) {
+        index.settle(in: table)
+        #expect(index.slots == reference(table), "\(context)", sourceLocation: sourceLocation)
+        #expect(ranksFollowSlots(index), "\(context)", sourceLocation: sourceLocation)
+    }
+
     @Test func theIndexIsTheLiveRowsInOrderAfterAnyChanges() throws {
         var (random, seed) = SeededRandom.forTest("theIndexIsTheLiveRowsInOrderAfterAnyChanges")
         let table = ColumnTable(schema: Self.schema)
@@ -49,9 +58,7 @@ import Testing
                 }
             }
             if random.next(40) == 0 || step == 2_999 {
-                index.settle(in: table)
-                #expect(index.slots == reference(table), "seed \(seed), step \(step)")
-                #expect(ranksFollowSlots(index), "seed \(seed), step \(step)")
+                settleAndExpectOrdered(&index, in: table, "seed \(seed), step \(step)")
             }
         }
     }
@@ -78,9 +85,7 @@ import Testing
                     index.touch(slot)
                 }
             }
-            index.settle(in: table)
-            #expect(index.slots == reference(table), "seed \(seed), batch \(batch)")
-            #expect(ranksFollowSlots(index), "seed \(seed), batch \(batch)")
+            settleAndExpectOrdered(&index, in: table, "seed \(seed), batch \(batch)")
         }
     }
 
@@ -103,9 +108,7 @@ import Testing
             let newest = index.slots.prefix { DatabaseValue.compare(table.value(at: $0, 2), .integer(1_000_000)) >= 0 }.count
             for _ in 0..<(1 + random.next(300)) { add(Int64(batch * 100 + random.next(5))) }   // ties broken by key
             let held = index.slots
-            index.settle(in: table)
-            #expect(index.slots == reference(table), "seed \(seed), batch \(batch)")
-            #expect(ranksFollowSlots(index), "seed \(seed), batch \(batch)")
+            settleAndExpectOrdered(&index, in: table, "seed \(seed), batch \(batch)")
             // The rows after the gap are the longer side once they outnumber the newest.
             let longer = newest <= held.count - newest ? Array(held.dropFirst(newest)) : Array(held.prefix(newest))
             #expect(longer.allSatisfy { index.ranks[$0] == before[$0] }, "seed \(seed), batch \(batch): the longer side was ranked again")
