@@ -60,4 +60,6 @@ public struct HistoryChange: Sendable, Hashable {
     /// attribute it wrote. Empty for inserts and deletes, and for the updates a migration made
     /// (while it runs, the triggers name no column, so that it may drop one).
     public let changedAttributes: [String]
+    /// The change-log entry it was read from (``LoggedChange/generation`` of each of its IDs).
+    let generation: Int64
 }

@@ -11,30 +11,32 @@ extension Store {
     /// file — in order, and the token to ask from next time. For reconciling with a sync server
     /// ("what did I mark read since the last sync?").
     ///
-    /// To read it in pages, with authors, commit times and changed attributes, use
-    /// ``history(since:entities:authors:excludingAuthors:pageSize:)``: both read the same log.
+    /// It is read by the same reader as ``history(since:entities:authors:excludingAuthors:pageSize:)``
+    /// — which also gives authors, commit times and changed attributes, a page at a time — every
+    /// page in one read on the store's queue, and each entry's IDs listed one by one.
     /// - Throws: ``StrataError/Code/historyExpired`` when the log no longer reaches back to
     ///   `token` (it was pruned): the caller must resynchronize fully.
     public func changes(since token: ChangeToken) async throws -> ChangeHistory {
-        try await onQueue { writer in try self.history(since: token, writer.connection) }
+        try await onQueue { writer in try self.changes(since: token, writer.connection) }
     }
 
-    func history(since token: ChangeToken, _ connection: Connection) throws -> ChangeHistory {
-        try ChangeLog.checkNotExpired(token.generation, connection, path: path)
-        let names = Dictionary(uniqueKeysWithValues: try connection.rows("SELECT rowid, name FROM \(SchemaMigrator.entitiesTable)")
-            .compactMap { row in Int64.fromDatabaseValue(row[0]).flatMap { code in String.fromDatabaseValue(row[1]).map { (code, $0) } } })
+    /// Every history page after `token`, with the entries no transaction claims yet (what other
+    /// writers committed since the store last looked), flattened to one change per ID.
+    private func changes(since token: ChangeToken, _ connection: Connection) throws -> ChangeHistory {
+        let request = HistoryRequest(entities: nil, authors: nil, excludedAuthors: [], pageSize: 1_000, unclaimedDate: Date())
         var changes: [LoggedChange] = []
-        var newest = token.generation
-        for row in try connection.rows("SELECT generation, entity, key, op FROM \(ChangeLog.table) WHERE generation > ? ORDER BY generation",
-                                       [.integer(token.generation)]) {
-            guard let generation = Int64.fromDatabaseValue(row[0]), let code = Int64.fromDatabaseValue(row[1]),
-                  let op = Int64.fromDatabaseValue(row[3]) else { continue }
-            newest = generation
-            let operation = ChangeLog.operation(op)
-            for key in try ChangeLog.keys(of: row[2], generation: generation) {
-                changes.append(LoggedChange(generation: generation, entity: names[code] ?? "#\(code)", key: key, operation: operation))
+        var position = token.generation
+        while true {
+            let page = try request.page(after: position, connection, path: path)
+            for change in page.transactions.lazy.flatMap(\.changes) {
+                for key in change.ids {
+                    changes.append(LoggedChange(generation: change.generation, entity: change.entity, key: key,
+                                                operation: change.operation))
+                }
             }
+            position = page.token.generation
+            if page.isLast { break }
         }
-        return ChangeHistory(changes: changes, token: ChangeToken(generation: max(newest, try ChangeLog.generation(connection))))
+        return ChangeHistory(changes: changes, token: ChangeToken(generation: max(position, try ChangeLog.generation(connection))))
     }
 }

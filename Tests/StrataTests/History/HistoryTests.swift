@@ -200,6 +200,35 @@ import Testing
         try await store.close()
     }
 
+    /// `changes(since:)` reads the history's pages: the same entries, one change per ID, with what
+    /// another process committed whether or not the store has claimed it yet, and a token taken
+    /// inside what becomes one outside transaction reads on from the entry after it.
+    @Test func changesSinceAreTheHistoryOneChangePerID() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("s.sqlite")
+        let store = try await openStore(path)
+        let start = try await seed(store, with: [Feed(id: 1, name: "One"), Feed(id: 2, name: "Two")])
+        func described(_ history: ChangeHistory) -> [String] { history.changes.map { "\($0.operation) \($0.entity) \($0.key)" } }
+
+        _ = try await ExternalTools.sqlite3(path, "INSERT INTO Feed (id, name) VALUES (3, 'shell')")
+        let middle = try await store.changes(since: start)
+        #expect(described(middle) == ["insert Feed 3"])
+        #expect(middle.token.generation == start.generation + 1)
+        _ = try await ExternalTools.sqlite3(path, "INSERT INTO Feed (id, name) VALUES (4, 'shell')")
+        var changes = ChangeSet()
+        changes.deleteAll(Feed.self, ids: [1, 2])
+        try await store.submit(changes).committed()
+
+        #expect(described(try await store.changes(since: middle.token)) == ["insert Feed 4", "delete Feed 1", "delete Feed 2"])
+        let all = try await store.changes(since: start)
+        #expect(described(all) == ["insert Feed 3", "insert Feed 4", "delete Feed 1", "delete Feed 2"])
+        #expect(all.token == (try await store.currentChangeToken()))
+        let history = try await read(store, since: start)
+        #expect(all.changes.map(\.key) == history.flatMap(\.changes).flatMap(\.ids))
+        #expect(Set(all.changes.map(\.generation)).count == 3, "one generation per entry: two inserts and the bulk delete")
+        try await store.close()
+    }
+
     @Test func aTokenOlderThanThePrunedHistoryExpiresWithTheOldestToken() async throws {
         let directory = try TemporaryDirectory()
         let store = try await openStore(directory.path("s.sqlite")) { $0.changeLogLimit = 5 }
