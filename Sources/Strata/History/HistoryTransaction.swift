@@ -36,7 +36,8 @@ public struct HistoryTransaction: Sendable, Hashable, Identifiable {
     public let date: Date
     /// Who wrote it.
     public let origin: Origin
-    /// What it changed, in the order it was written.
+    /// What it changed, in the order it was written. A context's save writes its entities in the
+    /// order it first edited each, and each entity's objects in the order they were first edited.
     public let changes: [HistoryChange]
 
     /// The transaction's ``token``.
