@@ -128,6 +128,19 @@ import Testing
         #expect(index.slots == reference(table), "seed \(seed)")
     }
 
+    /// A store of `articles`, saved in one change set and merged into its main context, which
+    /// loaded its resident entities first.
+    private func openMerged(in directory: TemporaryDirectory, _ articles: [ListedArticle]) async throws -> (Store, MainContext) {
+        let store = try await Store.open(at: directory.path("s.sqlite"), entities: [ListedArticle.self])
+        let main = store.mainContext
+        try await main.loadResidentEntities()
+        var changes = ChangeSet()
+        for article in articles { changes.insert(article) }
+        try await store.submit(changes).committed()
+        await main.mergeAccepted()
+        return (store, main)
+    }
+
     /// Queries in the snapshot order — walked from the index's start (a limit, no narrowing
     /// filter) or ordered by the index's ranks (keys pinned, or no limit) — return the matches
     /// ordered here by their values, windowed — with unsaved edits, merged saves and deletions in
@@ -135,17 +148,11 @@ import Testing
     @Test func aQueryWalkingTheOrderEqualsTheQueryOrderingEveryMatch() async throws {
         var (random, seed) = SeededRandom.forTest("aQueryWalkingTheOrderEqualsTheQueryOrderingEveryMatch")
         let directory = try TemporaryDirectory()
-        let store = try await Store.open(at: directory.path("s.sqlite"), entities: [ListedArticle.self])
-        let main = store.mainContext
-        try await main.loadResidentEntities()
         func article(_ index: Int) -> ListedArticle {
             ListedArticle(id: "a-\(index)", feedID: Int64(random.next(6)),
                           published: Date(timeIntervalSinceReferenceDate: Double(random.next(200))), isRead: random.next(3) == 0)
         }
-        var changes = ChangeSet()
-        for index in 0..<1_500 { changes.insert(article(index)) }
-        try await store.submit(changes).committed()
-        await main.mergeAccepted()
+        let (store, main) = try await openMerged(in: directory, (0..<1_500).map(article))
         let newest = [Attribute("published").descending]
         let filters: [Filter] = [.all, Attribute("isRead") == false, Attribute("feedID") > 2,
                                  Attribute("feedID") == 1 || Attribute("isRead") == true,
@@ -225,17 +232,11 @@ import Testing
     @Test func aPreparedMergeArrivesSettled() async throws {
         var (random, seed) = SeededRandom.forTest("aPreparedMergeArrivesSettled")
         let directory = try TemporaryDirectory()
-        let store = try await Store.open(at: directory.path("s.sqlite"), entities: [ListedArticle.self])
-        let main = store.mainContext
-        try await main.loadResidentEntities()
         func article(_ index: Int) -> ListedArticle {
             ListedArticle(id: "a-\(index)", feedID: Int64(random.next(6)),
                           published: Date(timeIntervalSinceReferenceDate: Double(random.next(500))), isRead: false)
         }
-        var inserts = ChangeSet()
-        for index in 0..<1_500 { inserts.insert(article(index)) }
-        try await store.submit(inserts).committed()
-        await main.mergeAccepted()
+        let (store, main) = try await openMerged(in: directory, (0..<1_500).map(article))
         let newest = [Attribute("published").descending]
         _ = try main.ids(matching: Query<ListedArticle>(sortedBy: newest, limit: 1))   // settles what was merged so far
         let before = main.preparationCount
