@@ -19,6 +19,12 @@ extension StoreInspector {
             return CheckReport.Item(name: name, detail: "none yet (bookkeeping format \(format): an app that opens "
                                     + "the store adds it)", problems: [])
         }
+        let database = Database(connection: connection)
+        let missing = try [ChangeLog.transactionsTable, ChangeLog.consumersTable].filter { try !database.tableExists($0) }
+        guard missing.isEmpty else {
+            return CheckReport.Item(name: name, detail: "", problems: missing.map {
+                "table \($0) is missing, though the store's bookkeeping format is \(format)" })
+        }
         let range = try changeLog()
         let newest = max(range.newest ?? range.floor, range.floor)
         var problems = try transactionProblems(floor: range.floor, newest: newest)

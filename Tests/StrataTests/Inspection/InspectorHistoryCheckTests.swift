@@ -63,6 +63,10 @@ import Testing
         #expect(try await problems("UPDATE strata_consumers SET generation = 50",
                                    repair: "UPDATE strata_consumers SET generation = 2")
                 == ["consumer sync is at generation 50, past the newest generation 5"])
+        #expect(try await problems("DROP TABLE strata_consumers", repair: """
+            CREATE TABLE strata_consumers (name TEXT NOT NULL PRIMARY KEY, generation INTEGER NOT NULL);
+            INSERT INTO strata_consumers VALUES ('sync', 2);
+            """) == ["table strata_consumers is missing, though the store's bookkeeping format is 2"])
         // Pruned through 1 without its transaction, and a consumer left behind the floor.
         #expect(try await problems("""
             DELETE FROM strata_changes WHERE generation = 1; INSERT INTO strata_meta (key, value) VALUES ('log_floor', 1);
