@@ -375,11 +375,11 @@ public final class MainContext {
     // MARK: Editing
 
     /// Inserts an object; saved by ``save()``.
-    public func insert<E: Entity>(_ object: E) throws { try graph.table(E.self).insert(object, policy: graph.policy) }
+    public func insert<E: Entity>(_ object: E) throws { try graph.tableForEdit(E.self).insert(object, policy: graph.policy) }
 
     /// Replaces an object the context holds with an edited copy; saved by ``save()``.
     /// - Throws: `.objectNotFound` when the context does not hold the object.
-    public func update<E: Entity>(_ object: E) throws { try graph.table(E.self).update(object, policy: graph.policy) }
+    public func update<E: Entity>(_ object: E) throws { try graph.tableForEdit(E.self).update(object, policy: graph.policy) }
 
     /// Deletes an object by ID, whether or not the context holds it; saved by ``save()``.
     ///
@@ -390,7 +390,7 @@ public final class MainContext {
     /// hold is based on nothing: any change to that object merged before the save is a conflict,
     /// resolved by ``mergePolicy``.
     public func delete<E: Entity>(_ type: E.Type, id: E.ID) throws {
-        try graph.table(type).delete(id.databaseValue, policy: graph.policy)
+        try graph.tableForEdit(type).delete(id.databaseValue, policy: graph.policy)
     }
 
     /// Whether there are unsaved edits.
