@@ -26,7 +26,7 @@ struct SyncService: Sendable {
         router.put("/v1/schema") { request, _ in
             await respond {
                 let user = try await authenticate(request)
-                let schema = try RequestDecoding.decode(SyncSchema.self, from: try await body(of: request))
+                let schema = try JSONBody.decode(SyncSchema.self, from: try await body(of: request))
                 return try await store.putSchema(schema, user: user)
             }
         }

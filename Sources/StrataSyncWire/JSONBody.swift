@@ -1,10 +1,13 @@
 import Foundation
-import StrataSyncWire
 
-/// Turns a request body into the protocol's types, or a `malformed` error that says where:
-/// the path in the JSON (`changes[3].values.title`) or the parser's position.
-enum RequestDecoding {
-    static func decode<Value: Decodable>(_ type: Value.Type, from body: Data) throws -> Value {
+/// Decodes the protocol's JSON bodies, turning every decoding failure into a `malformed`
+/// ``SyncProtocolError`` that says where: the path in the JSON (`changes[3].values.title`) or
+/// the parser's own words when the text is not JSON. The one place both the sync service and
+/// ``PushRequest/decode(_:limits:)`` read a body.
+public enum JSONBody {
+    /// Decodes `type` from `body`.
+    /// - Throws: ``SyncProtocolError`` (`malformed`) naming where and what.
+    public static func decode<Value: Decodable>(_ type: Value.Type, from body: Data) throws -> Value {
         do {
             return try JSONDecoder().decode(type, from: body)
         } catch let error as DecodingError {
@@ -12,7 +15,7 @@ enum RequestDecoding {
         }
     }
 
-    static func describe(_ error: DecodingError) -> String {
+    private static func describe(_ error: DecodingError) -> String {
         switch error {
         case .typeMismatch(let type, let context):
             "\(path(context.codingPath)): expected \(name(type)) (\(context.debugDescription))"
@@ -32,7 +35,7 @@ enum RequestDecoding {
     }
 
     /// `changes[3].values.title`, or `the body` for the top level.
-    static func path(_ codingPath: [any CodingKey]) -> String {
+    private static func path(_ codingPath: [any CodingKey]) -> String {
         guard !codingPath.isEmpty else { return "the body" }
         var text = ""
         for key in codingPath {
