@@ -141,51 +141,6 @@ public final class MainContext {
         }
     }
 
-    /// Merges the mailbox's change sets (see ``mergePending()``); returns how many it took.
-    @discardableResult
-    func mergeMailbox(inPlace: Bool) -> Int {
-        let items = mailbox.withLock { box -> [StoreEvent] in
-            box.isScheduled = false
-            defer { box.items.removeAll() }
-            return box.items
-        }
-        for (index, item) in items.enumerated() {
-            guard case .accepted(let sequence, let changes) = item else {
-                if case .failed(_, let changes, let conflicts) = item {
-                    do {
-                        try graph.restoreEdits(of: changes, conflicts: conflicts)
-                    } catch {
-                        report(error, while: "giving back the edits of a save that conflicted with an outside change")
-                    }
-                    reloadAfterFailure(changes)
-                }
-                continue
-            }
-            if !inPlace, sequence > graph.mergedSequence, changes.author != graph.identity,
-               changes.reaches(preparedMergeThreshold) {
-                // Those after it wait, in order, for the prepared merge.
-                mailbox.withLock { $0.items.insert(contentsOf: items[(index + 1)...], at: 0) }
-                prepare(sequence: sequence, changes: changes, attempt: 1)
-                return index + 1
-            }
-            mergeInPlace(sequence: sequence, changes: changes)
-        }
-        evictIfNeeded()
-        resumeMergeWaiters()
-        return items.count
-    }
-
-    /// Merges one accepted change set into the tables on the main actor and publishes it.
-    func mergeInPlace(sequence: UInt64, changes: ChangeSet) {
-        do {
-            if let change = try graph.merge(sequence: sequence, changes: changes), !change.isEmpty {
-                publish(change)
-            }
-        } catch {
-            report(error, while: "merging change set \(sequence)")
-        }
-    }
-
     /// Sends a failure to the log and to ``failures()``: the app learns of it, not only the log.
     func report(_ error: Error, while doing: String) {
         let failure = Store.strataError(error, path: store.path)
