@@ -72,6 +72,8 @@ public final class MainContext {
     /// The merge being prepared off the main actor, if any (see `MainContext+PreparedMerge`).
     var preparation: Preparation?
     var preparationCount: UInt64 = 0
+    /// How many live-query windows were adopted from merges prepared off the main actor.
+    var windowsAdopted = 0
     /// Where merges are prepared: a serial queue of its own, not Swift's cooperative thread pool,
     /// whose threads (as many as cores) the app's worker contexts may all be busy on, so that a
     /// merge never waits for one of them to come free before it starts. User-interactive, as the
@@ -185,11 +187,18 @@ public final class MainContext {
     }
 
     /// Brings the live queries up to date with `change` and notifies the observers. `changedKeys`:
-    /// the keys the change lists, by entity, where a prepared merge made them already.
-    func publish(_ change: ContextChange, changedKeys: [String: Set<DatabaseValue>] = [:]) {
+    /// the keys the change lists, by entity, and `windows` the live queries' windows brought up
+    /// to date, where a prepared merge made them already.
+    func publish(_ change: ContextChange, changedKeys: [String: Set<DatabaseValue>] = [:],
+                 windows: [UUID: PreparedMerge.Window] = [:]) {
         var changedKeys = changedKeys
-        for query in liveQueries.values {
+        for (id, query) in liveQueries {
             guard let changes = change.entities[query.entityName], !changes.isEmpty else { continue }
+            if let prepared = windows[id], let windowChange = prepared.change,
+               query.adopt(prepared.window, windowChange, generation: prepared.generation, change: change, in: self) {
+                windowsAdopted += 1
+                continue
+            }
             let changed = changedKeys[query.entityName] ?? changes.objectKeys
             changedKeys[query.entityName] = changed
             query.apply(change, changed: changed, in: self)
