@@ -15,7 +15,7 @@ extension Benchmark {
         // and its main context loaded.
         let directory = try freshDirectory("p10")
         let path = directory + "/strata-search.sqlite"
-        let store = try await Store.open(at: path, entities: [SearchArticle.self], configuration: StrataPeer.configuration)
+        let store = try await StrataPeer.openSearch(path)
         let start = ContinuousClock.now
         let objects = data.articles.map(SearchArticle.init)
         let batchSize = (objects.count + 9) / 10
