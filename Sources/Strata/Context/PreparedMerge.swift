@@ -7,6 +7,7 @@ import Foundation
 /// nothing else references. Its tables are new instances; what they share with the main
 /// context's tables are copy-on-write values (arrays, dictionaries, value-type indexes), which
 /// either side copies before writing, and values that are `Sendable` (the app's entities). The
+/// live queries' windows are copies of values (``LiveWindow``), taken on the main actor. The
 /// job on the main context's preparation queue that merges into the copy is its only user until
 /// it finishes, and the main actor reads it only in the main-actor task that job starts when it
 /// is done, which orders all of the job's writes before the main actor's reads.
