@@ -239,7 +239,21 @@ public final class MainContext {
     public func ids<E: Entity>(matching query: Query<E>) throws -> [E.ID] {
         let table = try graph.table(E.self)
         let resolved = try ResolvedQuery(query, schema: table.schema)
-        return try table.windowKeys(resolved).compactMap(E.ID.fromDatabaseValue)
+        return Self.ids(E.self, of: try table.windowKeys(resolved))
+    }
+
+    /// The IDs `keys` (held keys of `E`'s table) hold. `String` IDs, most apps', are made by
+    /// concrete code: code generic over the app's ID type is not specialized in this module, and
+    /// makes each ID through the type's metadata and witnesses (most of the cost of a search that
+    /// returns thousands of IDs).
+    static func ids<E: Entity>(_ type: E.Type, of keys: [DatabaseValue]) -> [E.ID] {
+        guard E.ID.self == String.self else { return keys.compactMap(E.ID.fromDatabaseValue) }
+        let texts = keys.compactMap { key -> String? in
+            guard case .text(let text) = key else { return nil }
+            return text
+        }
+        // `E.ID` is `String`: the same type, so the same array.
+        return unsafeBitCast(texts, to: [E.ID].self)
     }
 
     /// The held objects that match `query`, in its order and window, as IDs and rows whose values
