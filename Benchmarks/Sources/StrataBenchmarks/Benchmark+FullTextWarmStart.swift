@@ -10,13 +10,7 @@ extension Benchmark {
         // Untimed: a store of its own (as P10's) filled through a worker, its snapshot written.
         let directory = try freshDirectory("p5f")
         let path = directory + "/strata-search.sqlite", snapshot = directory + "/search.snapshot"
-        let store = try await StrataPeer.openSearch(path)
-        let objects = data.articles.map(SearchArticle.init)
-        let batchSize = (objects.count + 9) / 10
-        try await StrataPeer.importThroughWorker(stride(from: 0, to: objects.count, by: batchSize).map {
-            Array(objects[$0..<min(objects.count, $0 + batchSize)])
-        }, into: store)
-        try await store.mainContext.loadResidentEntities()
+        let store = try await filledSearchStore(path)
         let summary = try await store.mainContext.writeSnapshot(to: snapshot)
         try await store.close()
         if wants("P5f") { try await fullTextWarmStartScenario(path, snapshot: snapshot) }
