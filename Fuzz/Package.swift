@@ -3,6 +3,7 @@
 //   swift build --package-path Fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
 //   Fuzz/.build/debug/FuzzSnapshot Fuzz/Corpus/snapshot -max_total_time=60
 //   Fuzz/.build/debug/FuzzPredicate Fuzz/Corpus/predicate -max_total_time=60
+//   Fuzz/.build/debug/FuzzPush Fuzz/Corpus/push -max_total_time=60
 // The saved corpus is replayed by the normal test run (Tests/StrataTests/FuzzCorpusTests.swift).
 import Foundation
 import PackageDescription
@@ -18,6 +19,7 @@ let package = Package(
     targets: [
         .executableTarget(name: "FuzzSnapshot", dependencies: [.product(name: "Strata", package: strataIdentity)]),
         .executableTarget(name: "FuzzPredicate", dependencies: [.product(name: "StrataCLICore", package: strataIdentity)]),
+        .executableTarget(name: "FuzzPush", dependencies: [.product(name: "StrataSyncWire", package: strataIdentity)]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -2,13 +2,14 @@ import ArgumentParser
 import Strata
 
 /// `strata check DB [--snapshot FILE]`: integrity, foreign keys, change-log continuity, the
-/// entity tables, the stored values and, optionally, a snapshot's validity. Exit code 1 when anything is wrong.
+/// history's transactions and consumers, the entity tables, the stored values and, optionally,
+/// a snapshot's validity. Exit code 1 when anything is wrong.
 struct CheckCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check",
         abstract: "Check a store (and optionally a snapshot); exit code 1 when anything is wrong.",
         discussion: """
-            Checks: SQLite's integrity_check and foreign_key_check; the change log (every generation after the floor present, entries name known entities); each entity's table, columns (and columns holding values no attribute reads), indexes, full-text table and change-log triggers; every stored value against its attribute's type (counts per attribute of values a fetch would fail on, and of NULLs in non-optional attributes); with --snapshot, that the snapshot would warm-start the store. The store is opened read-only.
+            Checks: SQLite's integrity_check and foreign_key_check; the change log (every generation after the floor present, entries name known entities); the history (transactions in order and apart, every entry up to the newest transaction in one, consumers between the floor and the newest generation); each entity's table, columns (and columns holding values no attribute reads), indexes, full-text table and change-log triggers; every stored value against its attribute's type (counts per attribute of values a fetch would fail on, and of NULLs in non-optional attributes); with --snapshot, that the snapshot would warm-start the store. The store is opened read-only.
 
             A damaged store (truncated, or with pages SQLite cannot read) is a failed check: SQLite's integrity report says what is wrong, and the checks it kept from running say why.
 

@@ -36,4 +36,10 @@ final class InterruptSignal: @unchecked Sendable {
         source.cancel()
         signal(SIGINT, previousAction)
     }
+
+    /// Ends the process at once with `status` (`_exit(2)`: no `atexit` handlers, no flushing of
+    /// C streams), for a handler that must not wait for work the interrupt cut short.
+    static func endProcess(status: Int32) -> Never {
+        _exit(status)
+    }
 }

@@ -8,11 +8,7 @@ extension PushRequest {
         guard body.count <= limits.maxRequestBytes else {
             throw SyncProtocolError(.tooLarge, "the body is \(body.count) bytes; the limit is \(limits.maxRequestBytes)")
         }
-        do {
-            return try JSONDecoder().decode(PushRequest.self, from: body)
-        } catch let error as DecodingError {
-            throw SyncProtocolError(.malformed, error.protocolDescription)
-        }
+        return try JSONBody.decode(PushRequest.self, from: body)
     }
 
     /// The push with every value resolved to its attribute's type, once every rule holds: the
@@ -78,29 +74,5 @@ extension SyncEntry {
             resolved.values[name] = typed
         }
         return resolved
-    }
-}
-
-extension DecodingError {
-    /// Where in the JSON and what: `changes[3].ids: the deltas are not base64`.
-    var protocolDescription: String {
-        let (context, what): (Context, String) = switch self {
-        case .typeMismatch(_, let context): (context, "wrong kind of value")
-        case .valueNotFound(_, let context): (context, "missing value")
-        case .keyNotFound(let key, let context): (context, "missing key \(key.stringValue)")
-        case .dataCorrupted(let context): (context, "")
-        @unknown default: (Context(codingPath: [], debugDescription: "\(self)"), "")
-        }
-        let path = context.codingPath.reduce(into: "") { path, key in
-            if let index = key.intValue {
-                path += "[\(index)]"
-            } else {
-                path += path.isEmpty ? key.stringValue : ".\(key.stringValue)"
-            }
-        }
-        // The parser's own words say where in the text (line and column) when JSON does not parse.
-        let underlying = context.underlyingError.map { "\($0)" } ?? ""
-        let detail = [what, context.debugDescription, underlying].filter { !$0.isEmpty }.joined(separator: ": ")
-        return path.isEmpty ? detail : "\(path): \(detail)"
     }
 }

@@ -127,7 +127,7 @@ import Testing
         let check = await runCLI(["check", fixture.store, "--snapshot", other.snapshot])
         #expect(check.code == 1)
         #expect(Golden.normalize(check.output, directory: fixture.directory).contains("  snapshot       FAILED\n    - \(otherStore)\n"))
-        #expect(check.output.hasSuffix("1 of 6 checks failed\n"))
+        #expect(check.output.hasSuffix("1 of 7 checks failed\n"))
 
         let newest: Int64
         do {

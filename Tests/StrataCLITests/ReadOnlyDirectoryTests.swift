@@ -63,7 +63,7 @@ import Testing
         #expect(inspect.output.contains("\ngeneration  \(Format.count(generation))\n"))
         let check = try await strata(["check", store, "--snapshot", snapshot])
         #expect(check.status == 0, "\(check.error)")
-        #expect(check.output.hasSuffix("all 6 checks passed\n"))
+        #expect(check.output.hasSuffix("all 7 checks passed\n"))
         let info = try await strata(["snapshot", "info", snapshot, "--store", store])
         #expect(info.status == 0, "\(info.error)")
         #expect(info.output.hasSuffix("valid       yes — valid: it would be used as is\n"))

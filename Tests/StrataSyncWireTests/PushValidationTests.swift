@@ -30,7 +30,7 @@ import Testing
 
     @Test func eachRuleRefusesWithCodeAndPlace() {
         let cases: [(String, SyncProtocolError.Code, String)] = [
-            ("{", .malformed, "not valid JSON"),
+            ("{", .malformed, "the body is not JSON"),
             (#"{"device":"d1","batch":1,"changes":[{"entity":"Article","op":"upsert","ids":[1],"time":"x"}]}"#,
              .malformed, "changes[0].time"),
             (push(#"{"entity":"Feed","op":"delete","ids":[1],"time":1}"#), .unknownEntity, "changes[0].entity: Feed"),

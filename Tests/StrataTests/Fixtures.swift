@@ -60,3 +60,12 @@ func openStore(_ path: String, entities: [any Entity.Type] = [Article.self, Feed
     configure(&configuration)
     return try await Store.open(at: path, entities: entities, migrations: migrations, configuration: configuration)
 }
+
+/// Commits `objects` as one change set (a test's seed) and returns the store's token after it.
+@discardableResult
+func seed(_ store: Store, with objects: [any Entity]) async throws -> ChangeToken {
+    var changes = ChangeSet()
+    for object in objects { changes.insert(object) }
+    try await store.submit(changes).committed()
+    return try await store.currentChangeToken()
+}

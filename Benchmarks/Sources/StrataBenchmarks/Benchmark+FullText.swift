@@ -15,18 +15,12 @@ extension Benchmark {
         // and its main context loaded.
         let directory = try freshDirectory("p10")
         let path = directory + "/strata-search.sqlite"
-        let store = try await Store.open(at: path, entities: [SearchArticle.self], configuration: StrataPeer.configuration)
         let start = ContinuousClock.now
-        let objects = data.articles.map(SearchArticle.init)
-        let batchSize = (objects.count + 9) / 10
-        try await StrataPeer.importThroughWorker(stride(from: 0, to: objects.count, by: batchSize).map {
-            Array(objects[$0..<min(objects.count, $0 + batchSize)])
-        }, into: store)
+        let store = try await filledSearchStore(path)
         let main = store.mainContext
-        try await main.loadResidentEntities()
-        try expect(main.registeredCount(SearchArticle.self) == objects.count, "P10: the main context holds every article")
+        try expect(main.registeredCount(SearchArticle.self) == articles.count, "P10: the main context holds every article")
         let raw = try RawDatabase(path: path)
-        log("P10: \(objects.count) articles stored with FTS5 and loaded in \(format(ContinuousClock.now - start))")
+        log("P10: \(articles.count) articles stored with FTS5 and loaded in \(format(ContinuousClock.now - start))")
 
         var figures: [String: [Double]] = [:]
         var counts: [Int] = []
@@ -35,9 +29,9 @@ extension Benchmark {
             counts = []
             for (index, search) in searches.enumerated() {
                 let query = search.query
-                let (ids, memoryTime) = try timedRuns(Region("P10", .strata, objects: objects.count)) { try main.ids(matching: query) }
-                let (sqlIDs, sqlTime) = try await timedRuns(Region("P10", .reference, objects: objects.count)) { try await store.ids(query) }
-                let (rawIDs, rawTime) = try timedRuns(Region("P10", .raw, objects: objects.count)) { try raw.searchIDs(search) }
+                let (ids, memoryTime) = try timedRuns(Region("P10", .strata, objects: articles.count)) { try main.ids(matching: query) }
+                let (sqlIDs, sqlTime) = try await timedRuns(Region("P10", .reference, objects: articles.count)) { try await store.ids(query) }
+                let (rawIDs, rawTime) = try timedRuns(Region("P10", .raw, objects: articles.count)) { try raw.searchIDs(search) }
                 try expect(ids == sqlIDs && ids == rawIDs,
                            "P10 search \(index + 1) \(search.label): in memory \(ids.count) IDs, FTS5 \(sqlIDs.count), "
                            + "raw \(rawIDs.count), not the same IDs in the same order")
@@ -68,6 +62,19 @@ extension Benchmark {
         record(result)
         try await store.close()
         try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// A store of `SearchArticle`s at `path` (P10, P5f, M1f), filled through a worker — FTS5's
+    /// triggers index every row — and its main context loaded.
+    func filledSearchStore(_ path: String) async throws -> Store {
+        let store = try await StrataPeer.openSearch(path)
+        let objects = data.articles.map(SearchArticle.init)
+        let batchSize = (objects.count + 9) / 10
+        try await StrataPeer.importThroughWorker(stride(from: 0, to: objects.count, by: batchSize).map {
+            Array(objects[$0..<min(objects.count, $0 + batchSize)])
+        }, into: store)
+        try await store.mainContext.loadResidentEntities()
+        return store
     }
 
     /// Runs `body` once, and four more times when it took under 10 ms (a single run of a

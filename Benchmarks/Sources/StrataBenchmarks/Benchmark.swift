@@ -140,6 +140,10 @@ final class Benchmark {
             if wants("P7") { try await markReadScenario(main) }
             try await main.store.close()
         }
+        if wantsAny("P5f", "M1f") {
+            try await ensureFiles()
+            try await fullTextWarmStartScenarios()
+        }
         if wants("P10") { try await fullTextScenario() }
         if wantsAny("H2", "H3", "H4") { try await historyScenarios() }
         report.scenarios.sort { order($0.id) < order($1.id) }

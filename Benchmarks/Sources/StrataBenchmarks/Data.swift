@@ -2,7 +2,7 @@ import Foundation
 
 /// One article as every peer sees it: the plain struct the raw `sqlite3` peer reads into, and
 /// the source of the Strata entity and the GRDB record (same values, converted before timing).
-struct ArticleData: Sendable, Equatable {
+struct ArticleData: Sendable, Equatable, Codable {
     var id: String
     var feedID: Int64
     var title: String

@@ -6,6 +6,8 @@ import Strata
 /// count. The child reports `VmHWM` (peak resident set) from /proc/self/status.
 enum MemoryProbe {
     static let childFlag = "--memory-child"
+    /// Appended to the mode (`warm-search`, `cold-search`): the store holds `SearchArticle`s (M1f).
+    static let searchSuffix = "-search"
 
     struct Reading: Codable, Sendable {
         /// Peak RSS before opening the store: the Swift runtime, Foundation, the libraries.
@@ -28,26 +30,30 @@ enum MemoryProbe {
         return nil
     }
 
-    /// The child: `--memory-child cold|warm <database> <snapshot>`; prints one JSON line.
+    /// The child: `--memory-child cold|warm[-search] <database> <snapshot>`; prints one JSON line.
     @MainActor
     static func runChild(_ arguments: [String]) async throws {
-        guard arguments.count == 3 else { throw BenchmarkError("usage: \(childFlag) cold|warm <database> <snapshot>") }
+        guard arguments.count == 3 else {
+            throw BenchmarkError("usage: \(childFlag) cold|warm|cold\(searchSuffix)|warm\(searchSuffix) <database> <snapshot>")
+        }
+        let search = arguments[0].hasSuffix(searchSuffix)
         let baseline = status("VmHWM") ?? 0
         let store: Store
         let main: MainContext
         let outcome: String
-        if arguments[0] == "warm" {
-            let warm = try await StrataPeer.openWarm(arguments[1], snapshot: arguments[2])
+        if arguments[0].hasPrefix("warm") {
+            let warm = try await search ? StrataPeer.openSearchWarm(arguments[1], snapshot: arguments[2])
+                : StrataPeer.openWarm(arguments[1], snapshot: arguments[2])
             (store, main, outcome) = (warm.store, warm.mainContext, "\(warm.outcome)")
         } else {
-            store = try await StrataPeer.open(arguments[1])
+            store = try await search ? StrataPeer.openSearch(arguments[1]) : StrataPeer.open(arguments[1])
             main = store.mainContext
             try await main.loadResidentEntities()
             outcome = "cold"
         }
+        let objects = search ? main.registeredCount(SearchArticle.self) : main.registeredCount(Article.self)
         let reading = Reading(baselinePeakBytes: baseline, peakBytes: status("VmHWM") ?? 0,
-                              residentBytes: status("VmRSS") ?? 0, objects: main.registeredCount(Article.self),
-                              outcome: outcome)
+                              residentBytes: status("VmRSS") ?? 0, objects: objects, outcome: outcome)
         print(String(decoding: try JSONEncoder().encode(reading), as: UTF8.self))
         withExtendedLifetime((store, main)) {}
     }
@@ -58,19 +64,26 @@ enum MemoryProbe {
     }
 }
 
-/// M1, measured through ``MemoryProbe`` children.
+/// M1 and M1f, measured through ``MemoryProbe`` children.
 extension Benchmark {
     func memoryScenario() throws {
         guard let snapshotPath, let snapshotUncompressedBytes else { return }
-        let strataPath = try file(.strata)
+        try memoryScenario(id: "M1", title: "peak RSS of a process holding \(articles.count) resident articles", mode: "",
+                           database: try file(.strata), snapshot: snapshotPath, snapshotUncompressedBytes: snapshotUncompressedBytes)
+    }
+
+    /// One memory scenario: the children open `database` warm from `snapshot` and cold, in the
+    /// modes `warm` and `cold` followed by `mode` (``MemoryProbe/searchSuffix`` or nothing).
+    func memoryScenario(id: String, title: String, mode: String, database strataPath: String, snapshot snapshotPath: String,
+                        snapshotUncompressedBytes: Int) throws {
         let mib = 1024.0 * 1024.0
-        var result = ScenarioResult(id: "M1", title: "peak RSS of a process holding \(articles.count) resident articles",
+        var result = ScenarioResult(id: id, title: title,
                                     unit: "MiB", target: "≤ 2.5× uncompressed snapshot", [.ratio(.reference, 2.5)])
         var warmPeaks: [Double] = [], coldPeaks: [Double] = [], baselines: [Double] = [], resident: [Double] = []
         for repetition in 0..<options.repetitions {
-            let warm = try MemoryProbe.measure(mode: "warm", database: strataPath, snapshot: snapshotPath)
-            let cold = try MemoryProbe.measure(mode: "cold", database: strataPath, snapshot: snapshotPath)
-            try expect(warm.objects == articles.count && cold.objects == articles.count, "the memory child holds every article")
+            let warm = try MemoryProbe.measure(mode: "warm" + mode, database: strataPath, snapshot: snapshotPath)
+            let cold = try MemoryProbe.measure(mode: "cold" + mode, database: strataPath, snapshot: snapshotPath)
+            try expect(warm.objects == articles.count && cold.objects == articles.count, "\(id): the memory child holds every article")
             warmPeaks.append(Double(warm.peakBytes) / mib)
             coldPeaks.append(Double(cold.peakBytes) / mib)
             baselines.append(Double(cold.baselinePeakBytes) / mib)
@@ -78,7 +91,7 @@ extension Benchmark {
             // The figure is the worse of the two ways a process comes to hold the articles.
             result.add(.strata, max(warmPeaks.last!, coldPeaks.last!))
             result.add(.reference, Double(snapshotUncompressedBytes) / mib)
-            log("M1 repetition \(repetition + 1): peak warm \(String(format: "%.1f", warmPeaks.last!)) MiB (\(warm.outcome)), "
+            log("\(id) repetition \(repetition + 1): peak warm \(String(format: "%.1f", warmPeaks.last!)) MiB (\(warm.outcome)), "
                 + "cold \(String(format: "%.1f", coldPeaks.last!)) MiB, baseline \(String(format: "%.1f", baselines.last!)) MiB")
         }
         result.details["warm-start peak MiB"] = Statistics(warmPeaks)?.median

@@ -119,6 +119,9 @@ extension LatencyScenarios {
         mainQueueTimer.schedule(deadline: .now(), repeating: .milliseconds(1))
         mainQueueTimer.setEventHandler { MainActor.assumeIsolated { recorder.tick() } }
         mainQueueTimer.resume()
+        // Under callgrind: every thread's work from the first save to everything merged and received.
+        let region = Region("P4c", .strata, objects: shape.noteCount + shape.linkCount)
+        region.begin()
         let start = ContinuousClock.now
         try await importConcurrently(shape, into: store)
         recorder.savesReturned = ContinuousClock.now
@@ -134,6 +137,7 @@ extension LatencyScenarios {
             try await Task.sleep(for: .milliseconds(1))
         }
         recorder.samples.merged = ContinuousClock.now - start
+        region.end()
         recorder.samples.diffs = recorder.delivered
 
         mainQueueTimer.cancel()

@@ -38,17 +38,10 @@ struct Note: Entity, Equatable {
     static let indexes = [EntityIndex(["notebookID"])]
     static let fullTextAttributes = ["title", "body"]
     static let isResident = true
+}
 
-    init(id: String, notebookID: String, title: String, body: String, created: Date, modified: Date, isPinned: Bool) {
-        self.id = id
-        self.notebookID = notebookID
-        self.title = title
-        self.body = body
-        self.created = created
-        self.modified = modified
-        self.isPinned = isPinned
-    }
-
+/// The row codec by hand, in an extension so that the memberwise initializer stays.
+extension Note {
     func encode(row: inout RowWriter) throws {
         try row.write(id)
         try row.write(notebookID)
@@ -79,13 +72,10 @@ struct NoteTag: Entity, Equatable {
     static let tableName = "note_tags"
     static let indexes = [EntityIndex(["noteID"]), EntityIndex(["tagID"])]
     static let residency = Residency.notKept
+}
 
-    init(id: String, noteID: String, tagID: String) {
-        self.id = id
-        self.noteID = noteID
-        self.tagID = tagID
-    }
-
+/// The row codec by hand, in an extension so that the memberwise initializer stays.
+extension NoteTag {
     func encode(row: inout RowWriter) throws {
         try row.write(id)
         try row.write(noteID)

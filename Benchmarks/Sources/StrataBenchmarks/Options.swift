@@ -13,7 +13,7 @@ struct Options: Sendable {
     /// Also write the JSON report to this file (the table still goes to stdout).
     var jsonOutput: String?
 
-    static let scenarios = ["P1", "P2", "P3", "P4", "P4b", "P4c", "P5", "P5b", "P6", "P7", "P8", "P8b", "P9", "P10", "M1", "H2", "H3", "H4"]
+    static let scenarios = ["P1", "P2", "P3", "P4", "P4b", "P4c", "P5", "P5f", "P5b", "P6", "P7", "P8", "P8b", "P9", "P10", "M1", "M1f", "H2", "H3", "H4"]
 
     static let usage = """
         usage: StrataBenchmarks [--quick] [--json] [--size N] [--repetitions N] [--only P1,P5,...] [--dir PATH] [--keep]
@@ -36,7 +36,11 @@ struct Options: Sendable {
             case "--json": json = true
             case "--size": size = iterator.next().flatMap(Int.init)
             case "--repetitions": repetitions = iterator.next().flatMap(Int.init)
-            case "--only": only = Set((iterator.next() ?? "").split(separator: ",").map { String($0).uppercased().replacingOccurrences(of: "B", with: "b").replacingOccurrences(of: "C", with: "c") })
+            case "--only":
+                // Any case: each ID as the list spells it ("p4b" is P4b), an unknown one as given.
+                only = Set((iterator.next() ?? "").split(separator: ",").map { id in
+                    Self.scenarios.first { $0.uppercased() == id.uppercased() } ?? String(id)
+                })
             case "--dir": directory = iterator.next()
             case "--keep": keepFiles = true
             case "--json-out": jsonOutput = iterator.next()

@@ -4,16 +4,15 @@ import Strata
 /// P10's article: ``Article``'s fields, indexes and order, with its title and summary in full
 /// text (an FTS5 table that SQLite's triggers keep). A type and a store of its own, so that the
 /// FTS5 table's write cost stays out of P1's, P2's and P7's comparisons with raw and GRDB. Its
-/// row codec is the default (`Codable`): P10 times queries, not loading.
-struct SearchArticle: Entity, Equatable, ArticleFields {
-    var id: String
-    var feedID: Int64
-    var title: String
-    var summary: String
-    var url: URL
-    var published: Date
-    var isRead: Bool
-    var isStarred: Bool
+/// row codec is the default (`Codable`): P10 times queries, not loading. Its fields are an
+/// ``ArticleData``'s, coded at the top level (the same columns as ``Article``'s).
+struct SearchArticle: Entity, Equatable {
+    var fields: ArticleData
+    var id: String { fields.id }
+
+    init(_ fields: ArticleData) { self.fields = fields }
+    init(from decoder: any Decoder) throws { fields = try ArticleData(from: decoder) }
+    func encode(to encoder: any Encoder) throws { try fields.encode(to: encoder) }
 
     static let tableName = "search_articles"
     static let indexes = [EntityIndex(["feedID", "isRead"])]

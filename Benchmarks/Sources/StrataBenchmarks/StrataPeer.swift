@@ -44,6 +44,15 @@ enum StrataPeer {
         try await Store.openWarm(at: path, snapshot: snapshot, entities: entities, configuration: configuration)
     }
 
+    /// P10, P5f and M1f: a store of ``SearchArticle``s.
+    static func openSearch(_ path: String) async throws -> Store {
+        try await Store.open(at: path, entities: [SearchArticle.self], configuration: configuration)
+    }
+
+    static func openSearchWarm(_ path: String, snapshot: String) async throws -> WarmStart {
+        try await Store.openWarm(at: path, snapshot: snapshot, entities: [SearchArticle.self], configuration: configuration)
+    }
+
     /// P5 and P5b: a warm start that shows the first screen ("unread, newest first") as soon as
     /// it can; `showing` gets its values, built.
     static func openWarm(_ path: String, snapshot: String, showing: @escaping @MainActor ([Article]) -> Void)

@@ -21,6 +21,16 @@ protocol LiveQueryUpdating: AnyObject {
     /// `changed` (``ContextChange/EntityChanges/objectKeys``: made once per change, for every live
     /// query of the entity, and off the main actor when the merge was).
     func apply(_ change: ContextChange, changed: Set<DatabaseValue>, in context: MainContext)
+    /// The window and its ``generation``, for a merge prepared off the main actor to bring a copy
+    /// of up to date on its copy of the tables.
+    var window: LiveWindow { get }
+    /// How many times the window changed on the main actor.
+    var generation: UInt64 { get }
+    /// Takes `window`, brought up to date with `change` (by `windowChange`) off the main actor
+    /// from the window of generation `generation`, and publishes it; false (nothing done) when
+    /// the window changed since.
+    func adopt(_ window: LiveWindow, _ windowChange: LiveWindow.Change, generation: UInt64, change: ContextChange,
+               in context: MainContext) -> Bool
     var heldKeys: [DatabaseValue] { get }
     /// Re-runs the query over the context (after a fetch filled the entity's table whole).
     func refresh(in context: MainContext)
@@ -55,22 +65,9 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
     public let query: Query<E>
     @ObservationIgnored private let resolved: ResolvedQuery
     @ObservationIgnored private weak var context: MainContext?
-    /// Every match in order, without the window: the values it is ordered by (the sort
-    /// attributes, then the key), flat. Not whole rows: recomputing a result of 70,000 matches
-    /// would copy every text value out of the table. Keyed by the stored key, not the app's ID
-    /// type: code generic over the app's type is not specialized in this module, and every copy
-    /// would go through its value witnesses; IDs are made for the window only.
-    @ObservationIgnored private var entries: SortedMatches
-    /// Each match's sort values by key, for placing a few changes one by one; built when first
-    /// needed after a recompute or a merge, then kept up to date by those placements.
-    @ObservationIgnored private var members: [DatabaseValue: [DatabaseValue]]?
-    /// The stored keys of ``ids``. A merge diffs the window by these and makes IDs only for what
-    /// changed: code generic over the app's ID type is not specialized in this module, and a
-    /// merge's diff runs over the whole window, on the main actor.
-    @ObservationIgnored private var keys: [DatabaseValue] = []
-    /// The rows of the objects in the window, by key: what tells an updated object from one a
-    /// change named but left as it was.
-    @ObservationIgnored private var windowRows: [DatabaseValue: [DatabaseValue]] = [:]
+    /// Every match in order, the window's keys and rows (``LiveWindow``): what follows merges.
+    @ObservationIgnored private(set) var window: LiveWindow
+    @ObservationIgnored private(set) var generation: UInt64 = 0
     @ObservationIgnored private var streams: [UUID: AsyncStream<LiveQueryDiff<E.ID>>.Continuation] = [:]
     @ObservationIgnored private var valueStreams: [UUID: AsyncThrowingStream<[E], Error>.Continuation] = [:]
     @ObservationIgnored private let key = UUID()
@@ -79,7 +76,7 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
         self.query = query
         self.context = context
         self.resolved = try ResolvedQuery(query, schema: context.store.registry.schema(for: E.self))
-        self.entries = SortedMatches(width: resolved.sort.count + 1)
+        self.window = LiveWindow(resolved)
         try recompute(sequence: context.graph.mergedSequence, publish: false)
         context.liveQueries[key] = self
         if E.residency != .resident { refetch() }
@@ -134,24 +131,27 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
         context.report(failure, while: "keeping a live query of \(E.entityName) current")
     }
 
-    var heldKeys: [DatabaseValue] { keys }
+    var heldKeys: [DatabaseValue] { window.keys }
 
     nonisolated var entityName: String { E.entityName }
 
     func apply(_ change: ContextChange, changed: Set<DatabaseValue>, in context: MainContext) {
         guard !changed.isEmpty else { return }
         do {
-            // Re-running the query costs a filter over every candidate and a sort; placing the
-            // changes costs a pass over the entries and a sort of the changes.
-            if changed.count > max(64, entries.count) {
-                try recompute(sequence: change.sequence, publish: true, updated: changed)
-            } else {
-                try update(changed, sequence: change.sequence)
-            }
+            show(try window.apply(changed, try table()), sequence: change.sequence, publish: true)
         } catch {
             fail(error, in: context)
         }
         if E.residency != .resident, change.origin == .bulkOperation { refetch() }
+    }
+
+    func adopt(_ window: LiveWindow, _ windowChange: LiveWindow.Change, generation: UInt64, change: ContextChange,
+               in context: MainContext) -> Bool {
+        guard generation == self.generation else { return false }
+        self.window = window
+        show(windowChange, sequence: change.sequence, publish: true)
+        if E.residency != .resident, change.origin == .bulkOperation { refetch() }
+        return true
     }
 
     func refresh(in context: MainContext) {
@@ -185,73 +185,29 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
     }
 
     /// Re-runs the query over the context and diffs the result against the previous one.
-    private func recompute(sequence: UInt64, publish: Bool, updated: Set<DatabaseValue> = []) throws {
-        let table = try table()
-        entries = try table.sortedMatches(resolved)
-        members = nil
-        publishWindow(candidates: updated, table, sequence: sequence, publish: publish)
+    private func recompute(sequence: UInt64, publish: Bool) throws {
+        show(try window.recompute(try table()), sequence: sequence, publish: publish)
     }
 
-    /// Applies changed IDs without re-running the query: a few by binary search, more in one pass
-    /// (see ``merge(_:)``).
-    private func update(_ changed: Set<DatabaseValue>, sequence: UInt64) throws {
-        let table = try table()
-        if changed.count <= Self.changesPlacedOneByOne {
-            var members = self.members ?? Dictionary(uniqueKeysWithValues: (0..<entries.count).map {
-                (entries.key(at: $0), Array(entries.sortValues(at: $0)))
-            })
-            for key in changed {
-                if let old = members.removeValue(forKey: key) { entries.remove(at: position(of: old, key)) }
-                if let sort = sortValues(key, table) {
-                    entries.insert(sort, at: entries.insertionIndex(sort, resolved))
-                    members[key] = sort
-                }
-            }
-            self.members = members
-        } else {
-            merge(changed, table)
-        }
-        publishWindow(candidates: changed, table, sequence: sequence, publish: true)
-    }
-
-    /// Diffs the window of ``entries`` against the one shown, by key, and publishes it when it
-    /// changed (or when `publish` is false: the first result).
-    private func publishWindow(candidates: Set<DatabaseValue>, _ table: EntityTable, sequence: UInt64, publish: Bool) {
-        let newKeys = resolved.window(Array(0..<entries.count)).map { entries.key(at: $0) }
-        let difference = OrderedDifference.make(from: keys, to: newKeys)
-        let updated = updatedRows(newKeys, candidates: candidates, table)
+    /// Shows the window as it is now: its IDs and values, when `windowChange` changed it, and
+    /// publishes the diff (or, when `publish` is false, shows the first result).
+    private func show(_ windowChange: LiveWindow.Change, sequence: UInt64, publish: Bool) {
+        generation += 1
         guard let context else { return }
         if error != nil { error = nil }
-        guard !difference.isEmpty || !updated.isEmpty || !publish else { return }
-        keys = newKeys
-        ids = newKeys.map(Self.id)
+        guard !windowChange.isEmpty || !publish else { return }
+        let keys = window.keys
+        ids = keys.map(Self.id)
         do {
-            values = try context.graph.table(E.self).visible(E.self, keys: newKeys)
+            values = try context.graph.table(E.self).visible(E.self, keys: keys)
         } catch {
             fail(error, in: context)
         }
         guard publish else { return }
-        let diff = LiveQueryDiff(difference: Self.ids(of: difference), updated: Set(updated.map(Self.id)), sequence: sequence)
+        let diff = LiveQueryDiff(difference: Self.ids(of: windowChange.difference), updated: Set(windowChange.updated.map(Self.id)),
+                                 sequence: sequence)
         for stream in streams.values { stream.yield(diff) }
         for stream in valueStreams.values { stream.yield(values) }
-    }
-
-    /// The kept keys among `candidates` whose row changed, and the window's rows from now on
-    /// (rows are read again only for the candidates and the keys new to the window; the others'
-    /// rows did not change).
-    private func updatedRows(_ newKeys: [DatabaseValue], candidates: Set<DatabaseValue>, _ table: EntityTable) -> [DatabaseValue] {
-        var rows: [DatabaseValue: [DatabaseValue]] = [:]
-        rows.reserveCapacity(newKeys.count)
-        var updated: [DatabaseValue] = []
-        for key in newKeys {
-            let isCandidate = candidates.contains(key)
-            let old = windowRows[key]
-            let row = isCandidate || old == nil ? table.visibleRow(key) : old
-            rows[key] = row
-            if let old, isCandidate, row != old { updated.append(key) }
-        }
-        windowRows = rows
-        return updated
     }
 
     /// A difference of keys as one of IDs (the changes only: few, where the window is many).
@@ -264,39 +220,8 @@ public final class LiveQuery<E: Entity>: LiveQueryUpdating {
         })!
     }
 
-    /// Up to how many changed IDs are placed one by one (each a binary search and an array
-    /// insertion that moves the entries after it); more are merged in one pass.
-    static var changesPlacedOneByOne: Int { 16 }
-
-    /// The values `key`'s object is ordered by, if the context shows it and it matches the filter.
-    private func sortValues(_ key: DatabaseValue, _ table: EntityTable) -> [DatabaseValue]? {
-        var sort: [DatabaseValue] = []
-        return table.appendSortValues(key, ifMatching: resolved, to: &sort) ? sort : nil
-    }
-
-    /// Places many changed IDs at once: their new entries are sorted among themselves and merged
-    /// with the others in one pass that also drops their old ones — O(n + k log k) for k changes
-    /// among n entries, where placing each (an insertion into the array) would move O(n) entries
-    /// k times.
-    private func merge(_ changed: Set<DatabaseValue>, _ table: EntityTable) {
-        var added = changed.compactMap { sortValues($0, table) }
-        added.sort { lhs, rhs in
-            lhs.withUnsafeBufferPointer { left in
-                rhs.withUnsafeBufferPointer { right in resolved.sortValuesInIncreasingOrder(left[...], right[...]) }
-            }
-        }
-        entries = entries.merging(removing: changed, adding: added, resolved)
-        members = nil
-    }
-
     /// The ID a held row's key holds (the table only holds keys of this entity's ID type).
     private static func id(_ key: DatabaseValue) -> E.ID { E.ID.fromDatabaseValue(key)! }
-
-    private func position(of sort: [DatabaseValue], _ key: DatabaseValue) -> Int {
-        let index = entries.insertionIndex(sort, resolved)
-        if index < entries.count, entries.key(at: index) == key { return index }
-        return (0..<entries.count).first { entries.key(at: $0) == key }!
-    }
 }
 
 extension MainContext {

@@ -35,7 +35,7 @@ extension MainContext {
     func prepare(sequence: UInt64, changes: ChangeSet, attempt: Int) {
         preparationCount += 1
         let stamp = graph.mutationStamp
-        let prepared = PreparedMerge(graph: graph.preparationCopy(), observed: Set(liveQueries.values.map(\.entityName)))
+        let prepared = PreparedMerge(graph: graph.preparationCopy(), liveQueries: liveQueries)
         let preparation = Preparation(id: preparationCount, sequence: sequence, changes: changes, stamp: stamp,
                                       attempt: attempt)
         self.preparation = preparation
@@ -60,7 +60,7 @@ extension MainContext {
             switch prepared.outcome {
             case .success(let change)? where graph.mutationStamp == preparation.stamp:
                 ReplacedTables.release(graph.adopt(prepared.graph))
-                if let change, !change.isEmpty { publish(change, changedKeys: prepared.changedKeys) }
+                if let change, !change.isEmpty { publish(change, changedKeys: prepared.changedKeys, windows: prepared.windows) }
             case .success? where preparation.attempt < Self.maximumPreparationAttempts:
                 graph.logReads(false)
                 prepare(sequence: preparation.sequence, changes: preparation.changes, attempt: preparation.attempt + 1)

@@ -72,6 +72,8 @@ public final class MainContext {
     /// The merge being prepared off the main actor, if any (see `MainContext+PreparedMerge`).
     var preparation: Preparation?
     var preparationCount: UInt64 = 0
+    /// How many live-query windows were adopted from merges prepared off the main actor.
+    var windowsAdopted = 0
     /// Where merges are prepared: a serial queue of its own, not Swift's cooperative thread pool,
     /// whose threads (as many as cores) the app's worker contexts may all be busy on, so that a
     /// merge never waits for one of them to come free before it starts. User-interactive, as the
@@ -141,51 +143,6 @@ public final class MainContext {
         }
     }
 
-    /// Merges the mailbox's change sets (see ``mergePending()``); returns how many it took.
-    @discardableResult
-    func mergeMailbox(inPlace: Bool) -> Int {
-        let items = mailbox.withLock { box -> [StoreEvent] in
-            box.isScheduled = false
-            defer { box.items.removeAll() }
-            return box.items
-        }
-        for (index, item) in items.enumerated() {
-            guard case .accepted(let sequence, let changes) = item else {
-                if case .failed(_, let changes, let conflicts) = item {
-                    do {
-                        try graph.restoreEdits(of: changes, conflicts: conflicts)
-                    } catch {
-                        report(error, while: "giving back the edits of a save that conflicted with an outside change")
-                    }
-                    reloadAfterFailure(changes)
-                }
-                continue
-            }
-            if !inPlace, sequence > graph.mergedSequence, changes.author != graph.identity,
-               changes.reaches(preparedMergeThreshold) {
-                // Those after it wait, in order, for the prepared merge.
-                mailbox.withLock { $0.items.insert(contentsOf: items[(index + 1)...], at: 0) }
-                prepare(sequence: sequence, changes: changes, attempt: 1)
-                return index + 1
-            }
-            mergeInPlace(sequence: sequence, changes: changes)
-        }
-        evictIfNeeded()
-        resumeMergeWaiters()
-        return items.count
-    }
-
-    /// Merges one accepted change set into the tables on the main actor and publishes it.
-    func mergeInPlace(sequence: UInt64, changes: ChangeSet) {
-        do {
-            if let change = try graph.merge(sequence: sequence, changes: changes), !change.isEmpty {
-                publish(change)
-            }
-        } catch {
-            report(error, while: "merging change set \(sequence)")
-        }
-    }
-
     /// Sends a failure to the log and to ``failures()``: the app learns of it, not only the log.
     func report(_ error: Error, while doing: String) {
         let failure = Store.strataError(error, path: store.path)
@@ -230,11 +187,18 @@ public final class MainContext {
     }
 
     /// Brings the live queries up to date with `change` and notifies the observers. `changedKeys`:
-    /// the keys the change lists, by entity, where a prepared merge made them already.
-    func publish(_ change: ContextChange, changedKeys: [String: Set<DatabaseValue>] = [:]) {
+    /// the keys the change lists, by entity, and `windows` the live queries' windows brought up
+    /// to date, where a prepared merge made them already.
+    func publish(_ change: ContextChange, changedKeys: [String: Set<DatabaseValue>] = [:],
+                 windows: [UUID: PreparedMerge.Window] = [:]) {
         var changedKeys = changedKeys
-        for query in liveQueries.values {
+        for (id, query) in liveQueries {
             guard let changes = change.entities[query.entityName], !changes.isEmpty else { continue }
+            if let prepared = windows[id], let windowChange = prepared.change,
+               query.adopt(prepared.window, windowChange, generation: prepared.generation, change: change, in: self) {
+                windowsAdopted += 1
+                continue
+            }
             let changed = changedKeys[query.entityName] ?? changes.objectKeys
             changedKeys[query.entityName] = changed
             query.apply(change, changed: changed, in: self)
@@ -275,7 +239,21 @@ public final class MainContext {
     public func ids<E: Entity>(matching query: Query<E>) throws -> [E.ID] {
         let table = try graph.table(E.self)
         let resolved = try ResolvedQuery(query, schema: table.schema)
-        return try table.windowKeys(resolved).compactMap(E.ID.fromDatabaseValue)
+        return Self.ids(E.self, of: try table.windowKeys(resolved))
+    }
+
+    /// The IDs `keys` (held keys of `E`'s table) hold. `String` IDs, most apps', are made by
+    /// concrete code: code generic over the app's ID type is not specialized in this module, and
+    /// makes each ID through the type's metadata and witnesses (most of the cost of a search that
+    /// returns thousands of IDs).
+    static func ids<E: Entity>(_ type: E.Type, of keys: [DatabaseValue]) -> [E.ID] {
+        guard E.ID.self == String.self else { return keys.compactMap(E.ID.fromDatabaseValue) }
+        let texts = keys.compactMap { key -> String? in
+            guard case .text(let text) = key else { return nil }
+            return text
+        }
+        // `E.ID` is `String`: the same type, so the same array.
+        return unsafeBitCast(texts, to: [E.ID].self)
     }
 
     /// The held objects that match `query`, in its order and window, as IDs and rows whose values
@@ -375,11 +353,11 @@ public final class MainContext {
     // MARK: Editing
 
     /// Inserts an object; saved by ``save()``.
-    public func insert<E: Entity>(_ object: E) throws { try graph.table(E.self).insert(object, policy: graph.policy) }
+    public func insert<E: Entity>(_ object: E) throws { try graph.tableForEdit(E.self).insert(object, policy: graph.policy) }
 
     /// Replaces an object the context holds with an edited copy; saved by ``save()``.
     /// - Throws: `.objectNotFound` when the context does not hold the object.
-    public func update<E: Entity>(_ object: E) throws { try graph.table(E.self).update(object, policy: graph.policy) }
+    public func update<E: Entity>(_ object: E) throws { try graph.tableForEdit(E.self).update(object, policy: graph.policy) }
 
     /// Deletes an object by ID, whether or not the context holds it; saved by ``save()``.
     ///
@@ -390,7 +368,7 @@ public final class MainContext {
     /// hold is based on nothing: any change to that object merged before the save is a conflict,
     /// resolved by ``mergePolicy``.
     public func delete<E: Entity>(_ type: E.Type, id: E.ID) throws {
-        try graph.table(type).delete(id.databaseValue, policy: graph.policy)
+        try graph.tableForEdit(type).delete(id.databaseValue, policy: graph.policy)
     }
 
     /// Whether there are unsaved edits.

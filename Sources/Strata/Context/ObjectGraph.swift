@@ -30,6 +30,12 @@ final class ObjectGraph {
         return storedTables
     }
     private var storedTables: [String: EntityTable] = [:]
+    /// When each entity's table was last edited while it held no edits (on ``editClock``): a
+    /// save writes its entities in this order, each entity's objects in the order they were
+    /// first edited, so a change set — and the history entries it makes — lists a save's
+    /// changes as the app made them, the same on every run (not in a dictionary's order).
+    private var firstEdits: [String: UInt64] = [:]
+    private var editClock: UInt64 = 0
     /// A worker's own saves, accepted by the store and sealed, not yet applied to its saved
     /// copies: applied, in order, when the tables are next read — by the worker's next call, or a
     /// merge of a later change set — or never, when the worker is dropped first (an import's
@@ -79,6 +85,25 @@ final class ObjectGraph {
         if logsReads { table.readLog = [] }
         storedTables[name] = table
         return table
+    }
+
+    /// The table of `type`'s objects, for an edit: a table without edits takes its place in
+    /// the order the next save writes its entities (``firstEdits``).
+    func tableForEdit<E: Entity>(_ type: E.Type) throws -> EntityTable {
+        let table = try table(of: E.self)
+        if !table.hasEdits { stampFirstEdit(of: E.entityName) }
+        return table
+    }
+
+    private func stampFirstEdit(of name: String) {
+        editClock += 1
+        firstEdits[name] = editClock
+    }
+
+    /// The tables holding unsaved edits, in the order of their first edits.
+    private var editedTables: [EntityTable] {
+        tables.filter { $0.value.hasEdits }
+            .sorted { (firstEdits[$0.key] ?? 0, $0.key) < (firstEdits[$1.key] ?? 0, $1.key) }.map(\.value)
     }
 
     /// The table of the registered entity named `name`.
@@ -244,7 +269,7 @@ final class ObjectGraph {
         changes.author = identity
         changes.transactionAuthor = author
         changes.policy = policy
-        for table in tables.values where table.hasEdits { try table.appendEdits(to: &changes) }
+        for table in editedTables { try table.appendEdits(to: &changes) }
         guard !changes.isEmpty else { return nil }
         // Nothing accepted but not merged may touch an object this save writes. The change sets
         // waiting now are checked here; under the store's lock, which every save waits for, only
@@ -312,6 +337,7 @@ final class ObjectGraph {
         guard changes.author == identity, !conflicts.isEmpty else { return }
         for (name, run) in changes.entityRuns {
             let table = try table(named: name)
+            if !table.hasEdits { stampFirstEdit(of: name) }
             let conflicted = Set(conflicts[name] ?? [])
             for operation in changes.operations[run] { table.restore(operation, conflicted: conflicted) }
         }

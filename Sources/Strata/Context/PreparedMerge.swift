@@ -7,6 +7,7 @@ import Foundation
 /// nothing else references. Its tables are new instances; what they share with the main
 /// context's tables are copy-on-write values (arrays, dictionaries, value-type indexes), which
 /// either side copies before writing, and values that are `Sendable` (the app's entities). The
+/// live queries' windows are copies of values (``LiveWindow``), taken on the main actor. The
 /// job on the main context's preparation queue that merges into the copy is its only user until
 /// it finishes, and the main actor reads it only in the main-actor task that job starts when it
 /// is done, which orders all of the job's writes before the main actor's reads.
@@ -19,10 +20,24 @@ final class PreparedMerge: @unchecked Sendable {
     /// The keys of the objects the change lists, for each observed entity it touches
     /// (``ContextChange/EntityChanges/objectKeys``): hashed here rather than on the main actor.
     private(set) var changedKeys: [String: Set<DatabaseValue>] = [:]
+    /// The live queries' windows as the merge started, by query, brought up to date here: the
+    /// main actor adopts them (``LiveQueryUpdating/adopt(_:_:generation:change:in:)``) instead of
+    /// placing the changes and diffing each window itself.
+    private(set) var windows: [UUID: Window]
 
-    init(graph: ObjectGraph, observed: Set<String>) {
+    /// A live query's window, and how the merge changed it (nil: not brought up to date here).
+    struct Window {
+        let entity: String
+        let generation: UInt64
+        var window: LiveWindow
+        var change: LiveWindow.Change?
+    }
+
+    @MainActor
+    init(graph: ObjectGraph, liveQueries: [UUID: any LiveQueryUpdating]) {
         self.graph = graph
-        self.observed = observed
+        observed = Set(liveQueries.values.map(\.entityName))
+        windows = liveQueries.mapValues { Window(entity: $0.entityName, generation: $0.generation, window: $0.window) }
     }
 
     /// Merges the change set into the copy (off the main actor), settling the snapshot orders
@@ -36,6 +51,12 @@ final class PreparedMerge: @unchecked Sendable {
         if case .success(let change?)? = outcome {
             for (entity, changes) in change.entities where observed.contains(entity) && !changes.isEmpty {
                 changedKeys[entity] = changes.objectKeys
+            }
+            for (id, var window) in windows {
+                guard let changed = changedKeys[window.entity], let table = try? graph.table(named: window.entity) else { continue }
+                // A failure here is left to the main actor, which reports it as it would.
+                window.change = try? window.window.apply(changed, table)
+                windows[id] = window
             }
         }
     }

@@ -141,13 +141,13 @@ public actor WorkerContext {
     /// - Throws: ``StrataError/Code/unknownEntity`` for a type the store does not know.
     public func insert<E: Entity>(_ object: E) throws {
         absorb()
-        try graph.table(E.self).insert(object, policy: graph.policy)
+        try graph.tableForEdit(E.self).insert(object, policy: graph.policy)
     }
 
     /// - Throws: `.objectNotFound` when the worker does not hold the object (fetch it first).
     public func update<E: Entity>(_ object: E) throws {
         absorb()
-        try graph.table(E.self).update(object, policy: graph.policy)
+        try graph.tableForEdit(E.self).update(object, policy: graph.policy)
     }
 
     /// Deletes an object by ID, whether or not the worker holds it (a sync applying a server's
@@ -160,7 +160,7 @@ public actor WorkerContext {
     /// resolved by ``mergePolicy``.
     public func delete<E: Entity>(_ type: E.Type, id: E.ID) throws {
         absorb()
-        try graph.table(type).delete(id.databaseValue, policy: graph.policy)
+        try graph.tableForEdit(type).delete(id.databaseValue, policy: graph.policy)
     }
 
     /// Whether there are unsaved edits.

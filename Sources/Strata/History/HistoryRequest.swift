@@ -89,7 +89,7 @@ struct HistoryRequest: Sendable {
             let attributes = String.fromDatabaseValue(row[4]).map { $0.isEmpty ? [] : $0.split(separator: ",").map(String.init) } ?? []
             changes.append(HistoryChange(entity: entity, operation: ChangeLog.operation(op),
                                          ids: try ChangeLog.keys(of: row[2], generation: generation),
-                                         changedAttributes: attributes))
+                                         changedAttributes: attributes, generation: generation))
         }
         return changes
     }

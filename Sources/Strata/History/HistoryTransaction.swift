@@ -36,7 +36,8 @@ public struct HistoryTransaction: Sendable, Hashable, Identifiable {
     public let date: Date
     /// Who wrote it.
     public let origin: Origin
-    /// What it changed, in the order it was written.
+    /// What it changed, in the order it was written. A context's save writes its entities in the
+    /// order it first edited each, and each entity's objects in the order they were first edited.
     public let changes: [HistoryChange]
 
     /// The transaction's ``token``.
@@ -60,4 +61,6 @@ public struct HistoryChange: Sendable, Hashable {
     /// attribute it wrote. Empty for inserts and deletes, and for the updates a migration made
     /// (while it runs, the triggers name no column, so that it may drop one).
     public let changedAttributes: [String]
+    /// The change-log entry it was read from (``LoggedChange/generation`` of each of its IDs).
+    let generation: Int64
 }

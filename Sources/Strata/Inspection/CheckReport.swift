@@ -4,8 +4,8 @@
 public struct CheckReport: Sendable, Hashable {
     /// One check.
     public struct Item: Sendable, Hashable {
-        /// What was checked: `integrity`, `foreign keys`, `change log`, `entity tables`,
-        /// `stored values` or `snapshot`.
+        /// What was checked: `integrity`, `foreign keys`, `change log`, `history`, `entity
+        /// tables`, `stored values` or `snapshot`.
         public let name: String
         /// A short description of what was found, for a passing check.
         public let detail: String
@@ -17,6 +17,7 @@ public struct CheckReport: Sendable, Hashable {
         public var passed: Bool { problems.isEmpty }
 
         static let integrity = "integrity", foreignKeys = "foreign keys", changeLog = "change log"
+        static let history = "history"
         static let entityTables = "entity tables", storedValues = "stored values", snapshot = "snapshot"
     }
 

@@ -2,7 +2,7 @@ import Foundation
 
 extension StoreInspector {
     /// Checks the store — SQLite's `integrity_check` and `foreign_key_check`, the change log's
-    /// continuity, the entity tables against their recorded schemas, every stored value against
+    /// continuity, the history's transactions and consumers against the log, the entity tables against their recorded schemas, every stored value against
     /// its attribute's type — and, when `snapshot` is given, whether that snapshot is valid for
     /// the store.
     ///
@@ -26,6 +26,7 @@ extension StoreInspector {
                                  problems: try connection.foreignKeyProblems())
             },
             try checking(CheckReport.Item.changeLog, changeLogContinuity),
+            try checking(CheckReport.Item.history, historyBookkeeping),
             try checking(CheckReport.Item.entityTables, entityTables),
             try checking(CheckReport.Item.storedValues, storedValues),
         ]
@@ -55,7 +56,7 @@ extension StoreInspector {
         }
     }
 
-    private func count(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> Int64 {
+    func count(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> Int64 {
         Int64.fromDatabaseValue(try connection.rows(sql, arguments, cached: false).first?.first ?? .null) ?? 0
     }
 

@@ -40,7 +40,8 @@ extension StoreInspector {
         }
         let notChecked = "not checked: the store's bookkeeping cannot be read (\(openError.message))"
         var items = [CheckReport.Item(name: CheckReport.Item.integrity, detail: "PRAGMA integrity_check: ok", problems: problems)]
-        for name in [CheckReport.Item.foreignKeys, CheckReport.Item.changeLog, CheckReport.Item.entityTables, CheckReport.Item.storedValues]
+        for name in [CheckReport.Item.foreignKeys, CheckReport.Item.changeLog, CheckReport.Item.history,
+                     CheckReport.Item.entityTables, CheckReport.Item.storedValues]
             + (snapshot == nil ? [] : [CheckReport.Item.snapshot]) {
             items.append(CheckReport.Item(name: name, detail: "", problems: [notChecked]))
         }

@@ -15,7 +15,14 @@ struct FullTextTerm: Sendable, Hashable {
 /// case-folded and Latin diacritics removed. The same terms are sent to FTS5 as quoted tokens, so
 /// SQL and in-memory matching agree.
 enum FullText {
+    /// The tokens of `text`, folded, in order: ASCII text byte by byte, any other scalar by scalar.
     static func tokens(of text: String) -> [String] {
+        var text = text
+        return text.withUTF8(asciiTokens) ?? scalarTokens(of: text)
+    }
+
+    /// The tokens of any text, scalar by scalar: the reference ``tokens(of:)`` follows.
+    static func scalarTokens(of text: String) -> [String] {
         var tokens: [String] = []
         var current = String.UnicodeScalarView()
         func flush() {
@@ -28,6 +35,36 @@ enum FullText {
             if isTokenCharacter(scalar) { current.append(scalar) } else { flush() }
         }
         flush()
+        return tokens
+    }
+
+    /// The tokens of ASCII text, nil when it holds any other character: the same as the general
+    /// path's, byte by byte. In ASCII the token characters are the letters and digits (every other
+    /// character is punctuation, a symbol, a space or a control), and folding is lowercasing. Most
+    /// text an app indexes is ASCII, and a merge tokenizes every new or changed object's text.
+    private static func asciiTokens(_ bytes: UnsafeBufferPointer<UInt8>) -> [String]? {
+        var tokens: [String] = []
+        var start = 0
+        func flush(_ end: Int) {
+            guard end > start else { return }
+            tokens.append(String(unsafeUninitializedCapacity: end - start) { buffer in
+                for offset in 0..<(end - start) {
+                    let byte = bytes[start + offset]
+                    buffer[offset] = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+                }
+                return end - start
+            })
+        }
+        for index in bytes.indices {
+            let byte = bytes[index]
+            guard byte < 0x80 else { return nil }
+            let lower = byte | 0x20
+            if !(byte >= 0x30 && byte <= 0x39) && !(lower >= 0x61 && lower <= 0x7A) {
+                flush(index)
+                start = index + 1
+            }
+        }
+        flush(bytes.count)
         return tokens
     }
 

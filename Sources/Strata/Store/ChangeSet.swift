@@ -160,22 +160,23 @@ public struct ChangeSet: Sendable {
         append(.bulkDelete(entity: E.entityName, target: .filter(filter)))
     }
 
-    /// Whether merging the change set reaches at least `limit` objects: one per saved or deleted
-    /// object, one per ID a bulk operation lists, and any number for a bulk operation by filter
-    /// (it may reach every object). How a context decides where to merge it; stops counting at
-    /// `limit`, and looks at no operation when there are that many.
-    func reaches(_ limit: Int) -> Bool {
-        if operations.count >= limit { return true }
+    /// How many objects merging the change set reaches, counted up to `limit`: one per saved or
+    /// deleted object, one per ID a bulk operation lists, and `limit` for a bulk operation by
+    /// filter (it may reach every object). How a context decides where to merge it, and how much
+    /// one main-actor job merges; stops counting at `limit`, and looks at no operation when there
+    /// are that many.
+    func reach(upTo limit: Int) -> Int {
+        if operations.count >= limit { return limit }
         var total = 0
         for index in operations.indices {
             switch operations[index] {
             case .save, .delete: total += 1
             case .bulkUpdate(_, .ids(let ids), _), .bulkDelete(_, .ids(let ids)): total += ids.count
-            case .bulkUpdate(_, .filter, _), .bulkDelete(_, .filter): return true
+            case .bulkUpdate(_, .filter, _), .bulkDelete(_, .filter): return limit
             }
-            if total >= limit { return true }
+            if total >= limit { return limit }
         }
-        return false
+        return total
     }
 
     /// The primary keys each entity's operations name; nil for an entity with an operation by

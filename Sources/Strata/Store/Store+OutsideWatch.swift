@@ -3,13 +3,15 @@ import Foundation
 extension Store {
     /// Starts watching the database file and its WAL for commits by anyone else (another process,
     /// the `sqlite3` shell): each burst of writes queues one look at the change log on the store's
-    /// queue (``takeInOutsideCommits(_:)``), which tells the contexts of what someone else
-    /// committed — the store's own commits move the log no further than it knows, so they cost
-    /// that look and nothing more. Called once, at open; ``close()`` stops it. When the directory
+    /// queue (``takeInOutsideCommits(_:)``), and looks follow at 10 ms, 100 ms and 1 s after the
+    /// burst, since a commit becomes visible only when its writer updates the WAL index, which
+    /// can come after the wake (``FileWatcher/storeFollowUpDelays``). Each look tells the
+    /// contexts of what someone else committed — the store's own commits leave `PRAGMA
+    /// data_version` unchanged, so they cost those looks and nothing more. Called once, at open; ``close()`` stops it. When the directory
     /// cannot be watched the store still takes outside commits in at its next fetch or write.
     func watchOutsideCommits() {
         do {
-            let watcher = try FileWatcher(store: path) { [weak self] in self?.outsideWriteSignalled() }
+            let watcher = try FileWatcher(store: path, followUps: true) { [weak self] in self?.outsideWriteSignalled() }
             outsideWatcher.withLock { $0 = watcher }
         } catch {
             logger.warning("other processes' commits reach the contexts only at the next fetch or write",

@@ -62,9 +62,9 @@ final class FileWatcher: @unchecked Sendable {
 
     /// Watches a store's database file and its companions (`-wal`, `-journal`): every commit to
     /// the file writes one of them. With `followUps`, the handler is called again after a burst
-    /// of writes (``storeFollowUpDelays``): what a reader that sees nothing else needs
-    /// (``StoreInspector``'s watch); an open ``Store`` also looks at its next fetch and write. The
-    /// one rule for what to watch, for both.
+    /// of writes (``storeFollowUpDelays``), so that a commit whose WAL index is updated after the
+    /// wake is still seen: both an open ``Store`` and ``StoreInspector``'s watch ask for them.
+    /// The one rule for what to watch, for both.
     convenience init(store path: String, followUps: Bool = false, handler: @escaping @Sendable () -> Void) throws {
         let url = URL(fileURLWithPath: path)
         let name = url.lastPathComponent
@@ -91,39 +91,61 @@ final class FileWatcher: @unchecked Sendable {
     /// Calls a handler at a write and again after it (at each of `delays`), each later write
     /// putting the follow-ups off: a burst of writes costs a few calls, and an idle file none.
     ///
-    /// `@unchecked Sendable` is safe: `handler`, `delays` and `queue` are immutable and `pending`
-    /// is a `Locked`; a `DispatchWorkItem` may be cancelled from any thread.
-    private final class FollowUps: @unchecked Sendable {
+    /// One timer source, re-armed for the next delay each time it fires: cancelling it releases
+    /// the handler as soon as libdispatch processes the cancellation, so a closed store is not
+    /// kept by follow-ups still scheduled (work items would hold their blocks until their
+    /// deadline — up to the last delay after the store closed).
+    ///
+    /// `@unchecked Sendable` is safe: `handler`, `delays` and `timer` are set in `init` and never
+    /// change; `next` is a `Locked`; a dispatch source may be scheduled and cancelled from any thread.
+    final class FollowUps: @unchecked Sendable {
         private let handler: @Sendable () -> Void
         private let delays: [DispatchTimeInterval]
-        private let queue = DispatchQueue(label: "strata.file-watcher.follow-ups", qos: .utility)
-        /// The scheduled follow-ups; nil once cancelled.
-        private let pending = Locked<[DispatchWorkItem]?>([])
+        private let timer: DispatchSourceTimer
+        /// The index in `delays` of the follow-up the timer is armed for; nil once cancelled.
+        private let next = Locked<Int?>(0)
 
         init(delays: [DispatchTimeInterval], _ handler: @escaping @Sendable () -> Void) {
             self.delays = delays
             self.handler = handler
+            timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "strata.file-watcher.follow-ups", qos: .utility))
+            timer.setEventHandler { [weak self] in self?.followUpDue() }
+            timer.schedule(deadline: .distantFuture)
+            timer.activate()
         }
 
+        /// A write: the handler now, and the follow-ups again from the first delay.
         func fired() {
-            let items = delays.map { _ in DispatchWorkItem(block: handler) }
-            let replaced = pending.withLock { pending -> [DispatchWorkItem]? in
-                guard let current = pending else { return nil }
-                pending = items
-                return current
+            let armed = next.withLock { next -> Bool in
+                guard next != nil else { return false }   // cancelled
+                next = 0
+                timer.schedule(deadline: .now() + delays[0])
+                return true
             }
-            guard let replaced else { return }   // cancelled
-            replaced.forEach { $0.cancel() }
-            handler()
-            for (item, delay) in zip(items, delays) { queue.asyncAfter(deadline: .now() + delay, execute: item) }
+            if armed { handler() }
+        }
+
+        /// The timer fired: the handler, and the timer armed for the next delay, if any.
+        private func followUpDue() {
+            let due = next.withLock { next -> Bool in
+                guard let index = next else { return false }
+                let following = index + 1
+                next = following
+                timer.schedule(deadline: following < delays.count ? .now() + delays[following] - delays[index] : .distantFuture)
+                return index < delays.count
+            }
+            if due { handler() }
         }
 
         func cancel() {
-            pending.withLock { pending in
-                pending?.forEach { $0.cancel() }
-                pending = nil
+            next.withLock { next in
+                guard next != nil else { return }
+                next = nil
+                timer.cancel()
             }
         }
+
+        deinit { cancel() }
     }
 }
 

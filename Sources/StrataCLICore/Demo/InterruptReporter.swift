@@ -1,14 +1,5 @@
 import Foundation
 import Strata
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#else
-#error("unsupported C library")
-#endif
 
 /// While the demo runs, turns Ctrl-C (SIGINT) into a report of what it leaves behind — how many
 /// articles are committed to the store file — and exit status 130.
@@ -16,7 +7,7 @@ import Darwin
 /// The report runs on an ordinary queue, not in a signal handler (``InterruptSignal``). The
 /// count is read from the file through a separate read-only connection (``StoreInspector``): what
 /// is committed there is what the next launch would find, whatever the main actor is busy with.
-/// The process then ends at once (`_exit`): the store's WAL keeps every committed transaction.
+/// The process then ends at once (``InterruptSignal/endProcess(status:)``): the store's WAL keeps every committed transaction.
 final class InterruptReporter: @unchecked Sendable {
     // Safe: `step` is only read or written while `lock` is held; `signal` is set once, in `init`.
     private let lock = NSLock()
@@ -32,7 +23,7 @@ final class InterruptReporter: @unchecked Sendable {
         signal = InterruptSignal { [weak self] in
             console.errorLine("strata: interrupted in step \(self?.currentStep ?? 0) of 7: "
                               + Self.committed(store: store, articles: articles))
-            _exit(ExitStatus.interrupted)
+            InterruptSignal.endProcess(status: ExitStatus.interrupted)
         }
     }
 

@@ -158,6 +158,65 @@ import Testing
         try await store.close()
     }
 
+    @Test(.hangWatchdog)
+    func liveQueryWindowsAreBroughtUpToDateOffTheMainActor() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await openStore(directory.path("s.sqlite"), entities: [ResidentArticle.self])
+        let main = store.mainContext
+        try await main.loadResidentEntities()
+        main.preparedMergeThreshold = 100
+        let query = Query<ResidentArticle>(where: Attribute("feedID") == 3, sortedBy: [Attribute("published").descending],
+                                           limit: 30)
+        let live = try main.observe(query)
+        let stream = live.diffs()
+        var mirror: [String] = []
+        var updated: Set<String> = []
+        var diffs: [UInt64] = []
+        let consumer = Task { @MainActor in
+            for await diff in stream {
+                diffs.append(diff.sequence)
+                mirror = mirror.applying(diff.difference) ?? ["the diff does not apply"]
+                updated.formUnion(diff.updated)
+            }
+        }
+
+        // Three imports of 500, then 300 updates (the window among them), each prepared.
+        for save in 0..<3 {
+            var changes = ChangeSet()
+            for index in save * 500..<(save + 1) * 500 { changes.insert(ResidentArticle(index)) }
+            _ = try store.submit(changes)
+        }
+        // A live query opened while a merge is prepared is not in it: the main actor updates it.
+        main.mergePending()
+        #expect(main.preparation != nil)
+        let later = Query<ResidentArticle>(where: Attribute("isRead") == false, sortedBy: [Attribute("title").ascending],
+                                           limit: 10)
+        let laterLive = try main.observe(later)
+        var changes = ChangeSet()
+        for index in 1_200..<1_500 {
+            var article = ResidentArticle(index)
+            article.title = "edited \(index)"
+            changes.update(article)
+        }
+        _ = try store.submit(changes)
+        await main.mergeAccepted()
+
+        #expect(main.preparationCount == 4)
+        // The first query's window came from each prepared merge; the later one's from three.
+        #expect(main.windowsAdopted == 4 + 3)
+        #expect(live.ids == (try main.ids(matching: query)))
+        #expect(live.values == (try main.objects(matching: query)))
+        #expect(laterLive.values == (try main.objects(matching: later)))
+        live.cancel()
+        laterLive.cancel()
+        await consumer.value
+        #expect(diffs.count == 4)
+        #expect(mirror == live.ids)
+        // Every shown article was edited by the last change set (1,200 to 1,499 hold the newest 30).
+        #expect(updated == Set(live.ids))
+        try await store.close()
+    }
+
     // MARK: Helpers
 
     /// A store with ten resident articles, and its main context with them loaded (the caller

@@ -83,10 +83,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let store = try await openStore(directory.path("s.sqlite"))
         let main = store.mainContext
-        var seed = ChangeSet()
-        for index in 0..<6 { seed.insert(Article.make(index)) }
-        try await store.submit(seed).committed()
-        let start = try await store.currentChangeToken()
+        let start = try await seed(store, with: (0..<6).map { Article.make($0) })
         try await main.updateAll(Article.self, ids: ["article-0", "article-1"], set: ["isRead": true], author: "sync")
         try await main.updateAll(Article.self, where: Attribute("id") == "article-2", set: ["isStarred": true],
                                  author: "reader")
@@ -108,10 +105,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let log = StatementLog()
         let store = try await openStore(directory.path("s.sqlite"), log: log)
-        var seed = ChangeSet()
-        for index in 0..<6 { seed.insert(Article.make(index)) }
-        try await store.submit(seed).committed()
-        let start = try await store.currentChangeToken()
+        let start = try await seed(store, with: (0..<6).map { Article.make($0) })
 
         log.clear()
         var changes = ChangeSet()
@@ -136,11 +130,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let path = directory.path("s.sqlite")
         let store = try await openStore(path)
-        var seed = ChangeSet()
-        seed.insert(Feed(id: 1, name: "One"))
-        seed.insert(Feed(id: 2, name: "Two"))
-        try await store.submit(seed).committed()
-        let start = try await store.currentChangeToken()
+        let start = try await seed(store, with: [Feed(id: 1, name: "One"), Feed(id: 2, name: "Two")])
 
         try await store.write { db in
             try db.execute("UPDATE Feed SET name = 'Uno' WHERE id = 1")
@@ -207,6 +197,35 @@ import Testing
         let articles = try await read(store, entities: [Article.self], pageSize: 1)
         #expect(articles.count == 1)
         #expect(articles.first?.changes.map(described) == ["insert Article 'article-1'"])
+        try await store.close()
+    }
+
+    /// `changes(since:)` reads the history's pages: the same entries, one change per ID, with what
+    /// another process committed whether or not the store has claimed it yet, and a token taken
+    /// inside what becomes one outside transaction reads on from the entry after it.
+    @Test func changesSinceAreTheHistoryOneChangePerID() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("s.sqlite")
+        let store = try await openStore(path)
+        let start = try await seed(store, with: [Feed(id: 1, name: "One"), Feed(id: 2, name: "Two")])
+        func described(_ history: ChangeHistory) -> [String] { history.changes.map { "\($0.operation) \($0.entity) \($0.key)" } }
+
+        _ = try await ExternalTools.sqlite3(path, "INSERT INTO Feed (id, name) VALUES (3, 'shell')")
+        let middle = try await store.changes(since: start)
+        #expect(described(middle) == ["insert Feed 3"])
+        #expect(middle.token.generation == start.generation + 1)
+        _ = try await ExternalTools.sqlite3(path, "INSERT INTO Feed (id, name) VALUES (4, 'shell')")
+        var changes = ChangeSet()
+        changes.deleteAll(Feed.self, ids: [1, 2])
+        try await store.submit(changes).committed()
+
+        #expect(described(try await store.changes(since: middle.token)) == ["insert Feed 4", "delete Feed 1", "delete Feed 2"])
+        let all = try await store.changes(since: start)
+        #expect(described(all) == ["insert Feed 3", "insert Feed 4", "delete Feed 1", "delete Feed 2"])
+        #expect(all.token == (try await store.currentChangeToken()))
+        let history = try await read(store, since: start)
+        #expect(all.changes.map(\.key) == history.flatMap(\.changes).flatMap(\.ids))
+        #expect(Set(all.changes.map(\.generation)).count == 3, "one generation per entry: two inserts and the bulk delete")
         try await store.close()
     }
 

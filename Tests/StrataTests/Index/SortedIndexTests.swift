@@ -26,6 +26,15 @@ import Testing
         return zip(ranks, ranks.dropFirst()).allSatisfy { $0 < $1 }
     }
 
+    /// Settles `index` and expects it to be the live rows in the reference order, ranked along
+    /// its slots; `context` names the seed and the step for a failure.
+    private func settleAndExpectOrdered(_ index: inout SortedIndex, in table: ColumnTable, _ context: String,
+                                        sourceLocation: SourceLocation = #_sourceLocation) {
+        index.settle(in: table)
+        #expect(index.slots == reference(table), "\(context)", sourceLocation: sourceLocation)
+        #expect(ranksFollowSlots(index), "\(context)", sourceLocation: sourceLocation)
+    }
+
     @Test func theIndexIsTheLiveRowsInOrderAfterAnyChanges() throws {
         var (random, seed) = SeededRandom.forTest("theIndexIsTheLiveRowsInOrderAfterAnyChanges")
         let table = ColumnTable(schema: Self.schema)
@@ -49,9 +58,7 @@ import Testing
                 }
             }
             if random.next(40) == 0 || step == 2_999 {
-                index.settle(in: table)
-                #expect(index.slots == reference(table), "seed \(seed), step \(step)")
-                #expect(ranksFollowSlots(index), "seed \(seed), step \(step)")
+                settleAndExpectOrdered(&index, in: table, "seed \(seed), step \(step)")
             }
         }
     }
@@ -78,9 +85,7 @@ import Testing
                     index.touch(slot)
                 }
             }
-            index.settle(in: table)
-            #expect(index.slots == reference(table), "seed \(seed), batch \(batch)")
-            #expect(ranksFollowSlots(index), "seed \(seed), batch \(batch)")
+            settleAndExpectOrdered(&index, in: table, "seed \(seed), batch \(batch)")
         }
     }
 
@@ -103,9 +108,7 @@ import Testing
             let newest = index.slots.prefix { DatabaseValue.compare(table.value(at: $0, 2), .integer(1_000_000)) >= 0 }.count
             for _ in 0..<(1 + random.next(300)) { add(Int64(batch * 100 + random.next(5))) }   // ties broken by key
             let held = index.slots
-            index.settle(in: table)
-            #expect(index.slots == reference(table), "seed \(seed), batch \(batch)")
-            #expect(ranksFollowSlots(index), "seed \(seed), batch \(batch)")
+            settleAndExpectOrdered(&index, in: table, "seed \(seed), batch \(batch)")
             // The rows after the gap are the longer side once they outnumber the newest.
             let longer = newest <= held.count - newest ? Array(held.dropFirst(newest)) : Array(held.prefix(newest))
             #expect(longer.allSatisfy { index.ranks[$0] == before[$0] }, "seed \(seed), batch \(batch): the longer side was ranked again")
@@ -125,6 +128,19 @@ import Testing
         #expect(index.slots == reference(table), "seed \(seed)")
     }
 
+    /// A store of `articles`, saved in one change set and merged into its main context, which
+    /// loaded its resident entities first.
+    private func openMerged(in directory: TemporaryDirectory, _ articles: [ListedArticle]) async throws -> (Store, MainContext) {
+        let store = try await Store.open(at: directory.path("s.sqlite"), entities: [ListedArticle.self])
+        let main = store.mainContext
+        try await main.loadResidentEntities()
+        var changes = ChangeSet()
+        for article in articles { changes.insert(article) }
+        try await store.submit(changes).committed()
+        await main.mergeAccepted()
+        return (store, main)
+    }
+
     /// Queries in the snapshot order — walked from the index's start (a limit, no narrowing
     /// filter) or ordered by the index's ranks (keys pinned, or no limit) — return the matches
     /// ordered here by their values, windowed — with unsaved edits, merged saves and deletions in
@@ -132,17 +148,11 @@ import Testing
     @Test func aQueryWalkingTheOrderEqualsTheQueryOrderingEveryMatch() async throws {
         var (random, seed) = SeededRandom.forTest("aQueryWalkingTheOrderEqualsTheQueryOrderingEveryMatch")
         let directory = try TemporaryDirectory()
-        let store = try await Store.open(at: directory.path("s.sqlite"), entities: [ListedArticle.self])
-        let main = store.mainContext
-        try await main.loadResidentEntities()
         func article(_ index: Int) -> ListedArticle {
             ListedArticle(id: "a-\(index)", feedID: Int64(random.next(6)),
                           published: Date(timeIntervalSinceReferenceDate: Double(random.next(200))), isRead: random.next(3) == 0)
         }
-        var changes = ChangeSet()
-        for index in 0..<1_500 { changes.insert(article(index)) }
-        try await store.submit(changes).committed()
-        await main.mergeAccepted()
+        let (store, main) = try await openMerged(in: directory, (0..<1_500).map(article))
         let newest = [Attribute("published").descending]
         let filters: [Filter] = [.all, Attribute("isRead") == false, Attribute("feedID") > 2,
                                  Attribute("feedID") == 1 || Attribute("isRead") == true,
@@ -222,17 +232,11 @@ import Testing
     @Test func aPreparedMergeArrivesSettled() async throws {
         var (random, seed) = SeededRandom.forTest("aPreparedMergeArrivesSettled")
         let directory = try TemporaryDirectory()
-        let store = try await Store.open(at: directory.path("s.sqlite"), entities: [ListedArticle.self])
-        let main = store.mainContext
-        try await main.loadResidentEntities()
         func article(_ index: Int) -> ListedArticle {
             ListedArticle(id: "a-\(index)", feedID: Int64(random.next(6)),
                           published: Date(timeIntervalSinceReferenceDate: Double(random.next(500))), isRead: false)
         }
-        var inserts = ChangeSet()
-        for index in 0..<1_500 { inserts.insert(article(index)) }
-        try await store.submit(inserts).committed()
-        await main.mergeAccepted()
+        let (store, main) = try await openMerged(in: directory, (0..<1_500).map(article))
         let newest = [Attribute("published").descending]
         _ = try main.ids(matching: Query<ListedArticle>(sortedBy: newest, limit: 1))   // settles what was merged so far
         let before = main.preparationCount

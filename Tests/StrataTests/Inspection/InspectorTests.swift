@@ -192,7 +192,7 @@ private func fingerprint(_ path: String) throws -> (Data, Date?) {
         let store = try await seed(db)
         let healthy = try StoreInspector(path: db).check()
         #expect(healthy.passed, "\(healthy)")
-        #expect(healthy.items.map(\.name) == ["integrity", "foreign keys", "change log", "entity tables", "stored values"])
+        #expect(healthy.items.map(\.name) == ["integrity", "foreign keys", "change log", "history", "entity tables", "stored values"])
 
         func problems(_ name: String) throws -> [String] {
             try StoreInspector(path: db).check().items.first { $0.name == name }?.problems ?? []

@@ -63,10 +63,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let path = directory.path("s.sqlite")
         let store = try await openStore(path)
-        var seed = ChangeSet()
-        seed.insert(Feed(id: 1, name: "seed"))
-        try await store.submit(seed).committed()
-        let token = try await store.currentChangeToken()
+        let token = try await seed(store, with: [Feed(id: 1, name: "seed")])
 
         // The sqlite3 shell: another process on its own connection, while the store is open.
         _ = try await ExternalTools.sqlite3(path, """
