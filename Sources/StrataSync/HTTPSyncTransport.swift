@@ -83,10 +83,11 @@ public struct HTTPSyncTransport: SyncTransport {
         }
         guard (200..<300).contains(status) else { throw Self.error(status: status, data: data, request: name) }
         do {
-            return try JSONDecoder().decode(Answer.self, from: data)
+            return try JSONBody.decode(Answer.self, from: data)
         } catch {
-            throw SyncError(.invalidResponse, "the answer is not the protocol's \(Answer.self)", request: name,
-                            status: status, underlying: "\(error)")
+            // What and where: the JSON path, or the parser's words.
+            throw SyncError(.invalidResponse, "the answer is not the protocol's \(Answer.self): \(error)", request: name,
+                            status: status)
         }
     }
 
