@@ -66,7 +66,7 @@ import Testing
         #expect(try await problems("DROP TABLE strata_consumers", repair: """
             CREATE TABLE strata_consumers (name TEXT NOT NULL PRIMARY KEY, generation INTEGER NOT NULL);
             INSERT INTO strata_consumers VALUES ('sync', 2);
-            """) == ["table strata_consumers is missing, though the store's bookkeeping format is 2"])
+            """) == ["table strata_consumers is missing, though the store's bookkeeping format is \(StoreInspector.readableFormat)"])
         // Pruned through 1 without its transaction, and a consumer left behind the floor.
         #expect(try await problems("""
             DELETE FROM strata_changes WHERE generation = 1; INSERT INTO strata_meta (key, value) VALUES ('log_floor', 1);
