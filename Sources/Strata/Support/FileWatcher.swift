@@ -88,22 +88,31 @@ final class FileWatcher: @unchecked Sendable {
 
     deinit { cancel() }
 
-    /// Calls a handler at a write and again after it (at each of `delays`), each later write
-    /// putting the follow-ups off: a burst of writes costs a few calls, and an idle file none.
+    /// Calls a handler at a write and again after it (at each of `delays`), a write after the
+    /// first follow-up putting them off again: a burst of writes costs a few calls, and an idle
+    /// file none.
     ///
     /// One timer source, re-armed for the next delay each time it fires: cancelling it releases
     /// the handler as soon as libdispatch processes the cancellation, so a closed store is not
     /// kept by follow-ups still scheduled (work items would hold their blocks until their
-    /// deadline — up to the last delay after the store closed).
+    /// deadline — up to the last delay after the store closed). Writes while the first follow-up
+    /// is still due leave the timer as it is: a commit's many file events re-arm it once.
     ///
     /// `@unchecked Sendable` is safe: `handler`, `delays` and `timer` are set in `init` and never
-    /// change; `next` is a `Locked`; a dispatch source may be scheduled and cancelled from any thread.
+    /// change; `state` is a `Locked`; a dispatch source may be scheduled and cancelled from any thread.
     final class FollowUps: @unchecked Sendable {
+        private enum State {
+            /// No follow-up due.
+            case idle
+            /// The timer is armed for the follow-up at `delays[index]`.
+            case armed(index: Int)
+            case cancelled
+        }
+
         private let handler: @Sendable () -> Void
         private let delays: [DispatchTimeInterval]
         private let timer: DispatchSourceTimer
-        /// The index in `delays` of the follow-up the timer is armed for; nil once cancelled.
-        private let next = Locked<Int?>(0)
+        private let state = Locked(State.idle)
 
         init(delays: [DispatchTimeInterval], _ handler: @escaping @Sendable () -> Void) {
             self.delays = delays
@@ -114,33 +123,42 @@ final class FileWatcher: @unchecked Sendable {
             timer.activate()
         }
 
-        /// A write: the handler now, and the follow-ups again from the first delay.
+        /// A write: the handler now, and the follow-ups from the first delay (unless the first
+        /// is still due).
         func fired() {
-            let armed = next.withLock { next -> Bool in
-                guard next != nil else { return false }   // cancelled
-                next = 0
-                timer.schedule(deadline: .now() + delays[0])
-                return true
+            let live = state.withLock { state -> Bool in
+                switch state {
+                case .cancelled: return false
+                case .armed(index: 0): return true
+                case .idle, .armed:
+                    state = .armed(index: 0)
+                    timer.schedule(deadline: .now() + delays[0])
+                    return true
+                }
             }
-            if armed { handler() }
+            if live { handler() }
         }
 
         /// The timer fired: the handler, and the timer armed for the next delay, if any.
         private func followUpDue() {
-            let due = next.withLock { next -> Bool in
-                guard let index = next else { return false }
-                let following = index + 1
-                next = following
-                timer.schedule(deadline: following < delays.count ? .now() + delays[following] - delays[index] : .distantFuture)
-                return index < delays.count
+            let due = state.withLock { state -> Bool in
+                guard case .armed(let index) = state else { return false }
+                if index + 1 < delays.count {
+                    state = .armed(index: index + 1)
+                    timer.schedule(deadline: .now() + delays[index + 1] - delays[index])
+                } else {
+                    state = .idle
+                    timer.schedule(deadline: .distantFuture)
+                }
+                return true
             }
             if due { handler() }
         }
 
         func cancel() {
-            next.withLock { next in
-                guard next != nil else { return }
-                next = nil
+            state.withLock { state in
+                if case .cancelled = state { return }
+                state = .cancelled
                 timer.cancel()
             }
         }
