@@ -1,0 +1,160 @@
+import Foundation
+import Strata
+import StrataServer
+import StrataSync
+import StrataSyncWire
+import Testing
+
+extension ServerTests.EndToEndTests {
+    /// The service stopped: `sync()` throws a transient network error and the local edits stay;
+    /// started again on the same port, the same engine's next sync sends them and devices converge.
+    @Test func serviceDownThenBack() async throws {
+        try await Fixture.with { fixture in
+            let directory = try StoreDirectory()
+            defer { directory.remove() }
+            let port = fixture.servers[0].port
+            let a = try await Device.open(directory.url, "a", port: port, token: fixture.tokens[0])
+            let b = try await Device.open(directory.url, "b", port: port, token: fixture.tokens[0])
+            var restarted: RunningServer?
+            do {
+                try await a.save { $0.insert(Note(id: 1, title: "one", isRead: false, score: 1)) }
+                try await a.engine.sync()
+                await fixture.servers[0].stop()
+
+                try await a.save {
+                    $0.insert(Note(id: 2, title: "two", isRead: false, score: 2))
+                    $0.updateAll(Note.self, ids: [1], set: ["title": "offline"])
+                }
+                do {
+                    try await a.engine.sync()
+                    Issue.record("sync succeeded with the service stopped")
+                } catch let error as SyncError {
+                    #expect(error.code == .network, "\(error)")
+                    #expect(error.isTransient)
+                }
+                let kept = try await a.notes()
+                #expect(kept.keys.sorted() == [1, 2] && kept[1]?.title == "offline", "local edits kept: \(kept)")
+
+                restarted = try await RunningServer.start(fixture.database, port: port)
+                try await a.engine.sync()
+                try await b.engine.sync()
+                let server = try await Self.serverNotes(fixture)
+                #expect(server.keys.sorted() == [1, 2])
+                #expect(server[1]?["title"] == .text("offline"))
+                #expect(try await a.notes().mapValues(\.syncValues) == server)
+                #expect(try await b.notes().mapValues(\.syncValues) == server)
+            } catch {
+                await restarted?.stop()
+                try? await a.close()
+                try? await b.close()
+                throw error
+            }
+            await restarted?.stop()
+            try await a.close()
+            try await b.close()
+        }
+    }
+
+    /// A wrong token: `sync()` throws a `.rejected` error with status 401, and automatic mode
+    /// reports the refusal without scheduling a retry.
+    @Test func wrongTokenIsRefused() async throws {
+        try await Fixture.with { fixture in
+            let directory = try StoreDirectory()
+            defer { directory.remove() }
+            let device = try await Device.open(directory.url, "a", port: fixture.servers[0].port, token: "not-a-token")
+            do {
+                try await device.save { $0.insert(Note(id: 1, title: "one", isRead: false, score: 1)) }
+                do {
+                    try await device.engine.sync()
+                    Issue.record("sync succeeded with a wrong token")
+                } catch let error as SyncError {
+                    #expect(error.code == .rejected, "\(error)")
+                    #expect(error.status == 401)
+                    #expect(!error.isTransient)
+                }
+                let events = await device.engine.events()
+                await device.engine.start()
+                // The first push and the long poll each fail once, and neither is retried.
+                let failures = try await Self.failures(in: events, count: 2)
+                for (error, retryIn) in failures {
+                    #expect(error.code == .rejected && error.status == 401, "\(error)")
+                    #expect(retryIn == nil, "a refusal is not retried")
+                }
+                #expect(try await device.notes().keys.sorted() == [1])
+            } catch {
+                try? await device.close()
+                throw error
+            }
+            try await device.close()
+        }
+    }
+
+    /// A device closed after pushing and reopened with a new engine: it keeps its device ID,
+    /// pulls what others did meanwhile, and pushes nothing twice.
+    @Test func reopenedDeviceResumes() async throws {
+        try await Fixture.with { fixture in
+            let directory = try StoreDirectory()
+            defer { directory.remove() }
+            let port = fixture.servers[0].port
+            var a = try await Device.open(directory.url, "a", port: port, token: fixture.tokens[0])
+            let b = try await Device.open(directory.url, "b", port: port, token: fixture.tokens[0])
+            do {
+                try await a.save { for id in Int64(1)...3 { $0.insert(Note(id: id, title: "a\(id)", isRead: false, score: id)) } }
+                try await a.engine.sync()
+                let device = try await a.engine.deviceID()
+                try await a.close()
+
+                try await b.engine.sync()
+                try await b.save {
+                    $0.insert(Note(id: 10, title: "b10", isRead: true, score: 10))
+                    $0.updateAll(Note.self, ids: [1], set: ["title": "from b"])
+                }
+                try await b.engine.sync()
+
+                a = try await Device.open(directory.url, "a", port: port, token: fixture.tokens[0])
+                #expect(try await a.engine.deviceID() == device)
+                try await a.engine.sync()
+                try await b.engine.sync()
+
+                let server = try await Self.serverNotes(fixture)
+                #expect(server.keys.sorted() == [1, 2, 3, 10])
+                #expect(server[1]?["title"] == .text("from b"))
+                #expect(try await a.notes().mapValues(\.syncValues) == server)
+                #expect(try await b.notes().mapValues(\.syncValues) == server)
+                // Each of a's inserts is in the server's log once.
+                let log = try await fixture.client().pullAll().entries
+                for id in Int64(1)...3 {
+                    let inserts = log.filter { $0.device == device && $0.ids.keys.contains(.integer(id)) }
+                    #expect(inserts.count == 1, "note \(id) pushed \(inserts.count) times")
+                }
+            } catch {
+                try? await a.close()
+                try? await b.close()
+                throw error
+            }
+            try await a.close()
+            try await b.close()
+        }
+    }
+
+    /// The first `count` failures `events` reports; fails after 30 s (a hang detector).
+    static func failures(in events: AsyncStream<SyncEvent>, count: Int) async throws -> [(SyncError, Double?)] {
+        try await withThrowingTaskGroup(of: [(SyncError, Double?)].self) { group in
+            group.addTask {
+                var found: [(SyncError, Double?)] = []
+                for await event in events {
+                    guard case .failed(let error, let retryIn) = event else { continue }
+                    found.append((error, retryIn))
+                    if found.count == count { break }
+                }
+                return found
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(30 * waitScale))
+                throw ClusterError("fewer than \(count) failures within 30 s")
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? []
+        }
+    }
+}
