@@ -19,13 +19,14 @@ struct Device: Sendable {
         return URLSession(configuration: configuration)
     }()
 
-    /// Opens (or reopens) the store `name`.sqlite in `directory`, syncing with the instance on `port`.
+    /// Opens (or reopens) the store `name`.sqlite in `directory`, syncing with the instance on `port`;
+    /// its accepted pushes are noted in `log` if given.
     static func open(_ directory: URL, _ name: String, port: Int, token: String,
-                     policy: ConflictPolicy = .lastWriterWins) async throws -> Device {
+                     policy: ConflictPolicy = .lastWriterWins, log: PushLog? = nil) async throws -> Device {
         let path = directory.appendingPathComponent("\(name).sqlite").path
         let store = try await Store.open(at: path, entities: [Note.self])
-        let transport = HTTPSyncTransport(server: URL(string: "http://127.0.0.1:\(port)")!, token: token,
-                                          session: session)
+        let http = HTTPSyncTransport(server: URL(string: "http://127.0.0.1:\(port)")!, token: token, session: session)
+        let transport: any SyncTransport = log.map { RecordingTransport(base: http, log: $0) } ?? http
         var configuration = SyncConfiguration()
         configuration.initialRetryDelay = 0.01
         configuration.pushDebounce = 0.01

@@ -25,15 +25,17 @@ extension ServerTests {
 
         /// Devices (one per entry of `instances`, on that instance) edit offline and sync in
         /// random orders over several rounds, then all sync twice; they end equal to each other
-        /// and to the server, holding every note never deleted and every uncontested value.
+        /// and to the server, whose records are what the last-writer-wins rule makes of every push,
+        /// holding every note never deleted and every uncontested value.
         static func converge(_ fixture: Fixture, instances: [Int], random: inout SeededGenerator) async throws {
             let directory = try StoreDirectory()
             defer { directory.remove() }
+            let pushes = PushLog()
             var devices: [Device] = []
             do {
                 for (index, instance) in instances.enumerated() {
                     devices.append(try await Device.open(directory.url, "d\(index)", port: fixture.servers[instance].port,
-                                                         token: fixture.tokens[0]))
+                                                         token: fixture.tokens[0], log: pushes))
                 }
                 var log = EditLog()
                 var nextID = devices.indices.map { Int64($0 * 1000) }
@@ -52,6 +54,7 @@ extension ServerTests {
                     let local = try await device.notes().mapValues(\.syncValues)
                     #expect(local == server, "device \(device.name) differs from the server")
                 }
+                #expect(server == (await pushes.model()), "the server's records follow the rule from the pushes")
                 #expect(Set(server.keys) == log.survivors, "the notes never deleted, and only those, remain")
                 for (id, values) in log.uncontested {
                     for (attribute, value) in values {
