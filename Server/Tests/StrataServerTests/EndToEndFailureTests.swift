@@ -75,8 +75,10 @@ extension ServerTests.EndToEndTests {
                 let events = await device.engine.events()
                 await device.engine.start()
                 // The first push and the long poll each fail once, and neither is retried.
-                let failures = try await Self.failures(in: events, count: 2)
-                for (error, retryIn) in failures {
+                let failures = try await firstEvents(of: events, count: 2) {
+                    if case .failed = $0 { true } else { false }
+                }
+                for case .failed(let error, let retryIn) in failures {
                     #expect(error.code == .rejected && error.status == 401, "\(error)")
                     #expect(retryIn == nil, "a refusal is not retried")
                 }
@@ -134,27 +136,6 @@ extension ServerTests.EndToEndTests {
             }
             try await a.close()
             try await b.close()
-        }
-    }
-
-    /// The first `count` failures `events` reports; fails after 30 s (a hang detector).
-    static func failures(in events: AsyncStream<SyncEvent>, count: Int) async throws -> [(SyncError, Double?)] {
-        try await withThrowingTaskGroup(of: [(SyncError, Double?)].self) { group in
-            group.addTask {
-                var found: [(SyncError, Double?)] = []
-                for await event in events {
-                    guard case .failed(let error, let retryIn) = event else { continue }
-                    found.append((error, retryIn))
-                    if found.count == count { break }
-                }
-                return found
-            }
-            group.addTask {
-                try await Task.sleep(for: .seconds(30 * waitScale))
-                throw ClusterError("fewer than \(count) failures within 30 s")
-            }
-            defer { group.cancelAll() }
-            return try await group.next() ?? []
         }
     }
 }
