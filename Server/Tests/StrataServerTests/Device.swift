@@ -69,3 +69,27 @@ struct StoreDirectory: Sendable {
 
     func remove() { try? FileManager.default.removeItem(at: url) }
 }
+
+extension Fixture {
+    /// Opens devices `names` in `directory` (a new one if nil, removed afterwards), device `i` on
+    /// instance `instances[i]` (all on the first if nil) with the first user's token or `token`,
+    /// runs `body`, and closes them however it ends.
+    func withDevices(_ names: [String], in directory: StoreDirectory? = nil, instances: [Int]? = nil,
+                     token: String? = nil, log: PushLog? = nil,
+                     _ body: (StoreDirectory, [Device]) async throws -> Void) async throws {
+        let folder = try directory ?? StoreDirectory()
+        defer { if directory == nil { folder.remove() } }
+        var devices: [Device] = []
+        do {
+            for (index, name) in names.enumerated() {
+                devices.append(try await Device.open(folder.url, name, port: servers[instances?[index] ?? 0].port,
+                                                     token: token ?? tokens[0], log: log))
+            }
+            try await body(folder, devices)
+        } catch {
+            for device in devices { try? await device.close() }
+            throw error
+        }
+        for device in devices { try await device.close() }
+    }
+}

@@ -10,12 +10,8 @@ extension ServerTests.EndToEndTests {
     /// poll interval, and the other device's debounced push sends it without a `sync()` call.
     @Test func automaticModeDeliversASave() async throws {
         try await Fixture.with { fixture in
-            let directory = try StoreDirectory()
-            defer { directory.remove() }
-            let port = fixture.servers[0].port
-            let a = try await Device.open(directory.url, "a", port: port, token: fixture.tokens[0])
-            let b = try await Device.open(directory.url, "b", port: port, token: fixture.tokens[0])
-            do {
+            try await fixture.withDevices(["a", "b"]) { _, devices in
+                let (a, b) = (devices[0], devices[1])
                 try await a.engine.sync()
                 let events = await b.engine.events()
                 await b.engine.start()
@@ -26,25 +22,15 @@ extension ServerTests.EndToEndTests {
                     if case .pulled(let changes) = $0 { changes > 0 } else { false }
                 }
                 #expect(try await b.notes()[7] == Note(id: 7, title: "seven", isRead: false, score: 7))
-            } catch {
-                try? await a.close()
-                try? await b.close()
-                throw error
             }
-            try await a.close()
-            try await b.close()
         }
     }
 
     /// A bulk update by IDs is one entry in the server's log, and the other device applies it.
     @Test func bulkUpdateTravelsAsOneChange() async throws {
         try await Fixture.with { fixture in
-            let directory = try StoreDirectory()
-            defer { directory.remove() }
-            let port = fixture.servers[0].port
-            let a = try await Device.open(directory.url, "a", port: port, token: fixture.tokens[0])
-            let b = try await Device.open(directory.url, "b", port: port, token: fixture.tokens[0])
-            do {
+            try await fixture.withDevices(["a", "b"]) { _, devices in
+                let (a, b) = (devices[0], devices[1])
                 let ids = Array(Int64(1)...300)
                 try await a.save { for id in ids { $0.insert(Note(id: id, title: "n\(id)", isRead: false, score: id)) } }
                 try await a.engine.sync()
@@ -59,13 +45,7 @@ extension ServerTests.EndToEndTests {
                 try await b.engine.sync()
                 let notes = try await b.notes()
                 #expect(notes.count == 300 && notes.values.allSatisfy(\.isRead))
-            } catch {
-                try? await a.close()
-                try? await b.close()
-                throw error
             }
-            try await a.close()
-            try await b.close()
         }
     }
 }

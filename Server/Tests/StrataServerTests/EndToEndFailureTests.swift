@@ -10,13 +10,8 @@ extension ServerTests.EndToEndTests {
     /// started again on the same port, the same engine's next sync sends them and devices converge.
     @Test func serviceDownThenBack() async throws {
         try await Fixture.with { fixture in
-            let directory = try StoreDirectory()
-            defer { directory.remove() }
-            let port = fixture.servers[0].port
-            let a = try await Device.open(directory.url, "a", port: port, token: fixture.tokens[0])
-            let b = try await Device.open(directory.url, "b", port: port, token: fixture.tokens[0])
-            var restarted: RunningServer?
-            do {
+            try await fixture.withDevices(["a", "b"]) { _, devices in
+                let (a, b) = (devices[0], devices[1])
                 try await a.save { $0.insert(Note(id: 1, title: "one", isRead: false, score: 1)) }
                 try await a.engine.sync()
                 await fixture.servers[0].stop()
@@ -35,23 +30,21 @@ extension ServerTests.EndToEndTests {
                 let kept = try await a.notes()
                 #expect(kept.keys.sorted() == [1, 2] && kept[1]?.title == "offline", "local edits kept: \(kept)")
 
-                restarted = try await RunningServer.start(fixture.database, port: port)
-                try await a.engine.sync()
-                try await b.engine.sync()
+                let restarted = try await RunningServer.start(fixture.database, port: fixture.servers[0].port)
+                do {
+                    try await a.engine.sync()
+                    try await b.engine.sync()
+                } catch {
+                    await restarted.stop()
+                    throw error
+                }
                 let server = try await Self.serverNotes(fixture)
+                await restarted.stop()
                 #expect(server.keys.sorted() == [1, 2])
                 #expect(server[1]?["title"] == .text("offline"))
                 #expect(try await a.notes().mapValues(\.syncValues) == server)
                 #expect(try await b.notes().mapValues(\.syncValues) == server)
-            } catch {
-                await restarted?.stop()
-                try? await a.close()
-                try? await b.close()
-                throw error
             }
-            await restarted?.stop()
-            try await a.close()
-            try await b.close()
         }
     }
 
@@ -59,10 +52,8 @@ extension ServerTests.EndToEndTests {
     /// reports the refusal without scheduling a retry.
     @Test func wrongTokenIsRefused() async throws {
         try await Fixture.with { fixture in
-            let directory = try StoreDirectory()
-            defer { directory.remove() }
-            let device = try await Device.open(directory.url, "a", port: fixture.servers[0].port, token: "not-a-token")
-            do {
+            try await fixture.withDevices(["a"], token: "not-a-token") { _, devices in
+                let device = devices[0]
                 try await device.save { $0.insert(Note(id: 1, title: "one", isRead: false, score: 1)) }
                 do {
                     try await device.engine.sync()
@@ -83,11 +74,7 @@ extension ServerTests.EndToEndTests {
                     #expect(retryIn == nil, "a refusal is not retried")
                 }
                 #expect(try await device.notes().keys.sorted() == [1])
-            } catch {
-                try? await device.close()
-                throw error
             }
-            try await device.close()
         }
     }
 
@@ -95,16 +82,15 @@ extension ServerTests.EndToEndTests {
     /// pulls what others did meanwhile, and pushes nothing twice.
     @Test func reopenedDeviceResumes() async throws {
         try await Fixture.with { fixture in
-            let directory = try StoreDirectory()
-            defer { directory.remove() }
-            let port = fixture.servers[0].port
-            var a = try await Device.open(directory.url, "a", port: port, token: fixture.tokens[0])
-            let b = try await Device.open(directory.url, "b", port: port, token: fixture.tokens[0])
-            do {
-                try await a.save { for id in Int64(1)...3 { $0.insert(Note(id: id, title: "a\(id)", isRead: false, score: id)) } }
-                try await a.engine.sync()
-                let device = try await a.engine.deviceID()
-                try await a.close()
+            try await fixture.withDevices(["b"]) { directory, devices in
+                let b = devices[0]
+                var device = ""
+                try await fixture.withDevices(["a"], in: directory) { _, devices in
+                    let a = devices[0]
+                    try await a.save { for id in Int64(1)...3 { $0.insert(Note(id: id, title: "a\(id)", isRead: false, score: id)) } }
+                    try await a.engine.sync()
+                    device = try await a.engine.deviceID()
+                }
 
                 try await b.engine.sync()
                 try await b.save {
@@ -113,29 +99,25 @@ extension ServerTests.EndToEndTests {
                 }
                 try await b.engine.sync()
 
-                a = try await Device.open(directory.url, "a", port: port, token: fixture.tokens[0])
-                #expect(try await a.engine.deviceID() == device)
-                try await a.engine.sync()
-                try await b.engine.sync()
+                try await fixture.withDevices(["a"], in: directory) { _, devices in
+                    let a = devices[0]
+                    #expect(try await a.engine.deviceID() == device)
+                    try await a.engine.sync()
+                    try await b.engine.sync()
 
-                let server = try await Self.serverNotes(fixture)
-                #expect(server.keys.sorted() == [1, 2, 3, 10])
-                #expect(server[1]?["title"] == .text("from b"))
-                #expect(try await a.notes().mapValues(\.syncValues) == server)
-                #expect(try await b.notes().mapValues(\.syncValues) == server)
+                    let server = try await Self.serverNotes(fixture)
+                    #expect(server.keys.sorted() == [1, 2, 3, 10])
+                    #expect(server[1]?["title"] == .text("from b"))
+                    #expect(try await a.notes().mapValues(\.syncValues) == server)
+                    #expect(try await b.notes().mapValues(\.syncValues) == server)
+                }
                 // Each of a's inserts is in the server's log once.
                 let log = try await fixture.client().pullAll().entries
                 for id in Int64(1)...3 {
-                    let inserts = log.filter { $0.device == device && $0.ids.keys.contains(.integer(id)) }
-                    #expect(inserts.count == 1, "note \(id) pushed \(inserts.count) times")
+                    let pushed = log.filter { $0.device == device && $0.ids.keys.contains(.integer(id)) }
+                    #expect(pushed.count == 1, "note \(id) pushed \(pushed.count) times")
                 }
-            } catch {
-                try? await a.close()
-                try? await b.close()
-                throw error
             }
-            try await a.close()
-            try await b.close()
         }
     }
 }

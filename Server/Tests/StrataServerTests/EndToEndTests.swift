@@ -28,17 +28,10 @@ extension ServerTests {
         /// and to the server, whose records are what the last-writer-wins rule makes of every push,
         /// holding every note never deleted and every uncontested value.
         static func converge(_ fixture: Fixture, instances: [Int], random: inout SeededGenerator) async throws {
-            let directory = try StoreDirectory()
-            defer { directory.remove() }
             let pushes = PushLog()
-            var devices: [Device] = []
-            do {
-                for (index, instance) in instances.enumerated() {
-                    devices.append(try await Device.open(directory.url, "d\(index)", port: fixture.servers[instance].port,
-                                                         token: fixture.tokens[0], log: pushes))
-                }
-                var log = EditLog()
-                var nextID = devices.indices.map { Int64($0 * 1000) }
+            var log = EditLog()
+            var nextID = instances.indices.map { Int64($0 * 1000) }
+            try await fixture.withDevices(instances.indices.map { "d\($0)" }, instances: instances, log: pushes) { _, devices in
                 for _ in 0..<6 {
                     for (index, device) in devices.enumerated() {
                         try await Self.randomEdits(device, nextID: &nextID[index], log: &log, random: &random)
@@ -62,11 +55,7 @@ extension ServerTests {
                     }
                 }
                 #expect(!log.survivors.isEmpty)
-            } catch {
-                for device in devices { try? await device.close() }
-                throw error
             }
-            for device in devices { try await device.close() }
         }
 
         /// One to four random edits of `device`'s notes, offline: inserts, whole-object saves,
