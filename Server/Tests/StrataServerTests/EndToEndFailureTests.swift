@@ -120,4 +120,26 @@ extension ServerTests.EndToEndTests {
             }
         }
     }
+
+    /// Two users' devices share nothing: each syncs only its own space, even for the same keys.
+    @Test func usersSpacesStayApart() async throws {
+        try await Fixture.with(users: ["alice", "bob"]) { fixture in
+            try await fixture.withDevices(["alice"]) { directory, devices in
+                let alice = devices[0]
+                try await fixture.withDevices(["bob"], in: directory, token: fixture.tokens[1]) { _, devices in
+                    let bob = devices[0]
+                    try await alice.save { $0.insert(Note(id: 1, title: "alice's", isRead: false, score: 1)) }
+                    try await alice.engine.sync()
+                    try await bob.engine.sync()
+                    #expect(try await bob.notes().isEmpty, "bob sees none of alice's notes")
+
+                    try await bob.save { $0.insert(Note(id: 1, title: "bob's", isRead: true, score: 2)) }
+                    try await bob.engine.sync()
+                    try await alice.engine.sync()
+                    #expect(try await alice.notes()[1]?.title == "alice's")
+                    #expect(try await bob.notes()[1]?.title == "bob's")
+                }
+            }
+        }
+    }
 }
