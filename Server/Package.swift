@@ -43,6 +43,9 @@ let package = Package(
             dependencies: [
                 "StrataServer",
                 .product(name: "StrataSyncWire", package: "Strata"),
+                // The end-to-end tests run the real engine against in-process services.
+                .product(name: "StrataSync", package: "Strata"),
+                .product(name: "Strata", package: "Strata"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -56,11 +56,12 @@ final class RunningServer: Sendable {
     let notifier: ChangeNotifier
     private let task: Task<Void, any Error>
 
+    /// Starts an instance on `url`, listening on `port` (0: a free one).
     static func start(_ url: PostgresURL, limits: SyncLimits = SyncLimits(),
-                      logRetention: Duration = .seconds(86400)) async throws -> RunningServer {
+                      logRetention: Duration = .seconds(86400), port: Int = 0) async throws -> RunningServer {
         var logger = Logger(label: "strata-server-test")
         logger.logLevel = .warning
-        let configuration = SyncServerConfiguration(postgres: url, port: 0, limits: limits, logRetention: logRetention,
+        let configuration = SyncServerConfiguration(postgres: url, port: port, limits: limits, logRetention: logRetention,
                                                     pruneInterval: .seconds(3600), maximumConnections: 8)
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let server = SyncServer(configuration: configuration, logger: logger)
