@@ -17,9 +17,11 @@ let package = Package(
     platforms: [.macOS(.v14)],  // Strata's own minimum (Package.swift)
     dependencies: [.package(path: "../")],
     targets: [
-        .executableTarget(name: "FuzzSnapshot", dependencies: [.product(name: "Strata", package: strataIdentity)]),
-        .executableTarget(name: "FuzzPredicate", dependencies: [.product(name: "StrataCLICore", package: strataIdentity)]),
-        .executableTarget(name: "FuzzPush", dependencies: [.product(name: "StrataSyncWire", package: strataIdentity)]),
+        // libFuzzer's driver, called from each target's entry point.
+        .target(name: "FuzzDriver"),
+        .executableTarget(name: "FuzzSnapshot", dependencies: ["FuzzDriver", .product(name: "Strata", package: strataIdentity)]),
+        .executableTarget(name: "FuzzPredicate", dependencies: ["FuzzDriver", .product(name: "StrataCLICore", package: strataIdentity)]),
+        .executableTarget(name: "FuzzPush", dependencies: ["FuzzDriver", .product(name: "StrataSyncWire", package: strataIdentity)]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,3 +1,4 @@
+import FuzzDriver
 @_spi(Fuzzing) import StrataCLICore
 
 /// One fuzz input for the `strata query --where` parser: any text must parse or be rejected with
@@ -8,20 +9,8 @@ func fuzzPredicate(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
-@_silgen_name("LLVMFuzzerRunDriver")
-func runFuzzerDriver(
-    _ argc: UnsafeMutablePointer<CInt>,
-    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
-) -> CInt
-
-/// The entry point SwiftPM expects of this executable (see FuzzSnapshot/FuzzerEntry.swift).
+/// The entry point SwiftPM expects of this executable (FuzzDriver).
 @_cdecl("FuzzPredicate_main")
 func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    var count = argc
-    var arguments = argv
-    return runFuzzerDriver(&count, &arguments) { data, size in
-        guard let data else { return 0 }
-        return fuzzPredicate(data, size)
-    }
+    runLibFuzzer(argc, argv) { data, size in data.map { fuzzPredicate($0, size) } ?? 0 }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import FuzzDriver
 @_spi(Fuzzing) import StrataSyncWire
 
 /// One fuzz input for the sync service's push decoder: any bytes are accepted or refused with
@@ -12,20 +13,8 @@ func fuzzPush(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
-@_silgen_name("LLVMFuzzerRunDriver")
-func runFuzzerDriver(
-    _ argc: UnsafeMutablePointer<CInt>,
-    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
-) -> CInt
-
-/// The entry point SwiftPM expects of this executable (see FuzzSnapshot/FuzzerEntry.swift).
+/// The entry point SwiftPM expects of this executable (FuzzDriver).
 @_cdecl("FuzzPush_main")
 func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    var count = argc
-    var arguments = argv
-    return runFuzzerDriver(&count, &arguments) { data, size in
-        guard let data else { return 0 }
-        return fuzzPush(data, size)
-    }
+    runLibFuzzer(argc, argv) { data, size in data.map { fuzzPush($0, size) } ?? 0 }
 }
