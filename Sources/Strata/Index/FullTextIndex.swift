@@ -74,26 +74,34 @@ struct FullTextIndex: Sendable {
         for token in after where !before.contains(token) { add(token, value) }
     }
 
-    /// The index of the rows in `slots`, ascending, built in one pass for a first load: each
-    /// token's slots are appended in ascending order, so a token a row holds twice is listed once
-    /// without a set per row, and the sorted token list waits for the first prefix query.
+    /// The index of the rows in `slots`, ascending, built in one pass for a first load: tokens are
+    /// gathered by their bytes (``FullTextTokenTable``), each token's slots appended in ascending
+    /// order, so a token a row holds twice is listed once without a set per row; a `String` is
+    /// made and hashed once per distinct token; the sorted token list waits for the first prefix query.
     static func built<Row: RowSource>(positions: [Int], slots: some Sequence<Int>, row: (Int) -> Row) -> FullTextIndex {
-        var postings: Postings = [:]
+        var table = FullTextTokenTable()
+        var scratch: [UInt8] = []
         for slot in slots {
             let source = row(slot)
             let value = UInt32(slot)
             for position in positions {
                 guard case .text(let text) = source.value(at: position) else { continue }
-                for token in FullText.tokens(of: text) { appendOnce(value, to: &postings[token, default: []]) }
+                FullText.forEachToken(of: text, scratch: &scratch) { table.append(value, to: $0) }
             }
         }
-        // Hashed once per token occurrence above; once per distinct token here.
         var index = FullTextIndex(positions: positions)
-        if postings.count >= shardCount {
-            let perShard = postings.count / shardCount + postings.count / (4 * shardCount)
+        if table.count >= shardCount {
+            let perShard = table.count / shardCount + table.count / (4 * shardCount)
             for shard in index.shards.indices { index.shards[shard].reserveCapacity(perShard) }
         }
-        for (token, posting) in postings { index.shards[shard(of: token)][token] = posting }
+        for (id, posting) in table.postings.enumerated() {
+            let token = table.token(id)
+            let shard = shard(of: token)
+            // A canonically equivalent spelling of a token already placed: one list, as `==` has it.
+            if let held = index.shards[shard].updateValue(posting, forKey: token) {
+                index.shards[shard][token] = union([held, posting])
+            }
+        }
         index.sortedBase = nil
         return index
     }
@@ -309,11 +317,6 @@ struct FullTextIndex: Sendable {
         }
         posting?.remove(at: place)
         return false
-    }
-
-    /// Appends `slot` to a list built in ascending slot order unless it is its last slot already.
-    private static func appendOnce(_ slot: UInt32, to posting: inout [UInt32]) {
-        if posting.last != slot { posting.append(slot) }
     }
 
     private static func contains(_ slot: UInt32, _ posting: [UInt32]) -> Bool {
