@@ -2,8 +2,8 @@ import Foundation
 import StrataTestSupport
 import Testing
 
-/// The README's code compiles as it stands: the quick start's and "Evolving your entities"'
-/// blocks are type-checked against the Strata module these tests were built with, warnings
+/// The README's code compiles as it stands: the quick start's, "Evolving your entities"' and
+/// "Sync with your own server"'s blocks are type-checked against the Strata module these tests were built with, warnings
 /// treated as errors.
 @Suite struct ReadmeTests {
     private static let root = repositoryRoot()
@@ -29,6 +29,12 @@ import Testing
     @Test func theEvolutionExampleCompilesAsWritten() async throws {
         let code = try Self.block(after: "## Evolving your entities")
         #expect(code.contains("formerAttributeNames"))
+        try await Self.typecheck(code)
+    }
+
+    @Test func theSyncExampleCompilesAsWritten() async throws {
+        let code = try Self.block(after: "## Sync with your own server")
+        #expect(code.contains("import StrataSync") && code.contains("SyncEngine"))
         try await Self.typecheck(code)
     }
 
